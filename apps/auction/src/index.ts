@@ -1,0 +1,2 @@
+export * from './auction.module';
+export * from './auction.config';

@@ -1,0 +1,3 @@
+export * from './ingest.module';
+export * from './ingest.config';
+export * from './ingest.service';

@@ -1,0 +1,30 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { EVENT_BUS, type EventBus } from '@app/events';
+import { ObservabilityModule } from '@app/observability';
+import { REPORT_STORE, type ReportStore } from '@app/report-store';
+import { IngestService } from './ingest.service';
+import { INGEST_CONFIG } from './ingest.tokens';
+import type { IngestConfig } from './ingest.config';
+
+export interface IngestDependencies {
+  readonly config: IngestConfig;
+  readonly bus: EventBus;
+  readonly reportStore: ReportStore;
+}
+
+@Module({})
+export class IngestModule {
+  static forRoot(deps: IngestDependencies): DynamicModule {
+    return {
+      module: IngestModule,
+      imports: [ObservabilityModule.forRoot({ reportStore: () => deps.reportStore.ping() })],
+      providers: [
+        { provide: INGEST_CONFIG, useValue: deps.config },
+        { provide: EVENT_BUS, useValue: deps.bus },
+        { provide: REPORT_STORE, useValue: deps.reportStore },
+        IngestService,
+      ],
+      exports: [IngestService],
+    };
+  }
+}

@@ -1,0 +1,79 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  DEAD_LETTER_TOPIC,
+  EVENT_BUS,
+  EVENT_TOPICS,
+  batchIdOf,
+  parseAdEvent,
+  type AdEvent,
+  type DeliveredBatch,
+  type EventBus,
+  type OutgoingMessage,
+  type Subscription,
+} from '@app/events';
+import { deadLetters, ingestBatchEvents, ingestFailures, ingestedEvents, replayedBatches } from '@app/observability';
+import { REPORT_STORE, type ReportStore } from '@app/report-store';
+import { INGEST_CONFIG } from './ingest.tokens';
+import type { IngestConfig } from './ingest.config';
+
+/**
+ * Consumes event batches and stores them. A message that does not parse or validate goes to the
+ * dead-letter topic with its reason and never blocks its partition; the valid rest of the batch is
+ * stored under the batch's deterministic id, so a redelivered batch changes nothing.
+ */
+@Injectable()
+export class IngestService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Ingest');
+  private subscription?: Subscription;
+
+  constructor(
+    @Inject(EVENT_BUS) private readonly bus: EventBus,
+    @Inject(REPORT_STORE) private readonly store: ReportStore,
+    @Inject(INGEST_CONFIG) private readonly config: IngestConfig,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.subscription = await this.bus.subscribe(this.config.INGEST_GROUP_ID, EVENT_TOPICS, (batch) =>
+      this.handle(batch),
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.subscription?.stop();
+  }
+
+  async handle(batch: DeliveredBatch): Promise<void> {
+    const events: AdEvent[] = [];
+    const rejected: OutgoingMessage[] = [];
+    for (const message of batch.messages) {
+      const parsed = parseAdEvent(message.value);
+      if (parsed.ok) events.push(parsed.event);
+      else {
+        rejected.push({
+          key: message.key,
+          value: message.value,
+          headers: {
+            reason: parsed.reason,
+            source: `${batch.topic}/${batch.partition}/${message.offset}`,
+          },
+        });
+      }
+    }
+    if (rejected.length > 0) {
+      await this.bus.publish(DEAD_LETTER_TOPIC, rejected);
+      deadLetters.inc({ topic: batch.topic }, rejected.length);
+      this.logger.warn(`${rejected.length} message(s) of ${batch.topic}/${batch.partition} sent to ${DEAD_LETTER_TOPIC}`);
+    }
+    try {
+      const result = await this.store.ingest(batchIdOf(batch), events);
+      if (result.stored) {
+        ingestedEvents.inc({ topic: batch.topic }, events.length);
+        ingestBatchEvents.set(events.length);
+      } else replayedBatches.inc();
+    } catch (error) {
+      ingestFailures.inc();
+      this.logger.error(`batch ${batchIdOf(batch)} not stored, will be redelivered: ${(error as Error).message}`);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,1 @@
+export const INGEST_CONFIG = Symbol('INGEST_CONFIG');

@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { describeConfig, loadConfig } from '@app/config';
+import { createLogger } from '@app/observability';
+import { eventBusFrom, reportStoreFrom, startHttpApp } from '@app/runtime';
+import { IngestConfig } from './ingest.config';
+import { IngestModule } from './ingest.module';
+
+/**
+ * The ingest app alone. On the embedded bus it only sees events published in its own process, so
+ * alone it is useful with the distributed bus; `npm start` runs it beside the other apps.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig(IngestConfig, process.env);
+  const logger = createLogger(config.LOG_LEVEL, 'ingest');
+  logger.info({ config: describeConfig(config) }, 'starting');
+  const reportStore = await reportStoreFrom(config);
+  const bus = eventBusFrom();
+  const app = await startHttpApp(IngestModule.forRoot({ config, bus, reportStore }), {
+    host: config.INGEST_HOST,
+    port: config.INGEST_PORT,
+    logger,
+    name: 'ingest',
+  });
+  process.once('SIGTERM', () => void app.close().then(() => bus.close()).then(() => reportStore.close()));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,76 @@
+import type { INestApplication } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { loadConfig } from '@app/config';
+import { AuctionConfig, AuctionModule } from '@apps/auction';
+import { IngestConfig, IngestModule } from '@apps/ingest';
+import { ReportingConfig, ReportingModule, type Clock } from '@apps/reporting';
+import type { Catalog } from '@app/catalog';
+import type { EventBus } from '@app/events';
+import type { ReportStore } from '@app/report-store';
+import type { StateStore } from '@app/state-store';
+import { catalogFrom, eventBusFrom, reportStoreFrom, startHttpApp, stateStoreFrom } from '@app/runtime';
+
+export interface EmbeddedSystem {
+  readonly catalog: Catalog;
+  readonly bus: EventBus;
+  readonly reportStore: ReportStore;
+  readonly stateStore: StateStore;
+  readonly reporting: INestApplication;
+  readonly ingest: INestApplication;
+  readonly auction: INestApplication;
+  close(): Promise<void>;
+}
+
+/**
+ * The three apps in one process over shared embedded adapters: one DuckDB store, one in-process
+ * bus, one in-memory state store. The ingest subscribes before anything can publish.
+ */
+export async function startEmbeddedSystem(
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  clock?: Clock,
+): Promise<EmbeddedSystem> {
+  const reportingConfig = loadConfig(ReportingConfig, env);
+  const ingestConfig = loadConfig(IngestConfig, env);
+  const auctionConfig = loadConfig(AuctionConfig, env);
+  const catalog = catalogFrom(reportingConfig);
+  const reportStore = await reportStoreFrom(reportingConfig, reportingConfig.QUERY_TIMEOUT_MS);
+  const stateStore = stateStoreFrom();
+  const bus = eventBusFrom();
+
+  const ingest = await startHttpApp(IngestModule.forRoot({ config: ingestConfig, bus, reportStore }), {
+    host: ingestConfig.INGEST_HOST,
+    port: ingestConfig.INGEST_PORT,
+    logger,
+    name: 'ingest',
+  });
+  const reporting = await startHttpApp(
+    ReportingModule.forRoot({ config: reportingConfig, catalog, reportStore, stateStore, clock }),
+    { host: reportingConfig.REPORTING_HOST, port: reportingConfig.REPORTING_PORT, logger, name: 'reporting' },
+  );
+  const auction = await startHttpApp(AuctionModule.forRoot({ config: auctionConfig, catalog }), {
+    host: auctionConfig.AUCTION_HOST,
+    port: auctionConfig.AUCTION_PORT,
+    logger,
+    name: 'auction',
+  });
+
+  return {
+    catalog,
+    bus,
+    reportStore,
+    stateStore,
+    reporting,
+    ingest,
+    auction,
+    async close() {
+      await auction.close();
+      await reporting.close();
+      await bus.drain();
+      await ingest.close();
+      await bus.close();
+      await stateStore.close();
+      await reportStore.close();
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export * from './reporting.module';
+export * from './reporting.config';
+export * from './reporting.tokens';

@@ -1,0 +1,103 @@
+import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { ReportCode, REPORT_CODE_MESSAGES } from '@app/report-model';
+import { reportRequests } from '@app/observability';
+import { ReportingException } from './reporting.exception';
+import { ReportRendererService } from './render/report-renderer.service';
+import { negotiateResponseFormat, type RequestFormat } from './request/media-type';
+
+/** Part 7, with the statuses DESIGN.md fixes for the codes the specification leaves open. */
+export function httpStatusOf(code: ReportCode): number {
+  switch (code) {
+    case ReportCode.AuthenticationFailed:
+    case ReportCode.AccountDisabled:
+    case ReportCode.InvalidSeed:
+    case ReportCode.SeedTooLow:
+    case ReportCode.SeedOutOfWindow:
+    case ReportCode.TokenNotFound:
+    case ReportCode.InvalidHash:
+    case ReportCode.InvalidId:
+      return 401;
+    case ReportCode.AccountSuspended:
+    case ReportCode.NotPublisherAccount:
+    case ReportCode.NotMediaGroupAccount:
+    case ReportCode.FilterOutsideAccount:
+    case ReportCode.VariantTypeDenied:
+    case ReportCode.ApiAccessDenied:
+    case ReportCode.MissingParameter:
+    case ReportCode.IncorrectType:
+    case ReportCode.InvalidInput:
+    case ReportCode.InvalidDimension:
+      return 403;
+    case ReportCode.QueryLimitExceeded:
+      return 429;
+    case ReportCode.InternalError:
+      return 500;
+    case ReportCode.Ok:
+    case ReportCode.NoData:
+    case ReportCode.DimensionsRemoved:
+      return 200;
+    case ReportCode.StoreUnavailable:
+      return 503;
+    case ReportCode.QueryTimeout:
+      return 504;
+    case ReportCode.InvalidContentType:
+      return 400;
+    case ReportCode.InvalidFunction:
+      return 404;
+    default: {
+      const unreachable: never = code;
+      return unreachable;
+    }
+  }
+}
+
+/** Where the controller records the request format once known, for error bodies. */
+export const REQUEST_FORMAT_LOCAL = 'reportRequestFormat';
+
+/**
+ * The reporting app's one filter: every failure answers in the client's format with the result
+ * code in the body and in `X-Report-Code`; anything unexpected is logged and answered as 53.
+ */
+@Catch()
+export class ReportingExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Reporting');
+
+  constructor(private readonly renderer: ReportRendererService) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const req = http.getRequest<Request>();
+    const res = http.getResponse<Response>();
+    if (res.headersSent) {
+      this.logger.error(`failure after the response started: ${(exception as Error)?.message}`);
+      res.destroy();
+      return;
+    }
+    let code: ReportCode;
+    let message: string;
+    let status: number;
+    let headers: Readonly<Record<string, string>> = {};
+    if (exception instanceof ReportingException) {
+      code = exception.code;
+      message = exception.message;
+      status = exception.httpStatus ?? httpStatusOf(code);
+      headers = exception.headers;
+    } else if (exception instanceof HttpException) {
+      status = exception.getStatus();
+      code = status === 404 ? ReportCode.InvalidFunction : ReportCode.InvalidInput;
+      message = exception.message;
+    } else {
+      this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+      code = ReportCode.InternalError;
+      message = REPORT_CODE_MESSAGES[ReportCode.InternalError];
+      status = 500;
+    }
+    reportRequests.inc({ code: String(code) });
+    const requestFormat: RequestFormat = (res.locals[REQUEST_FORMAT_LOCAL] as RequestFormat | undefined) ?? 'json';
+    const format = negotiateResponseFormat(req.headers.accept, requestFormat);
+    const rendered = this.renderer.renderError(code, message, format);
+    res.status(status).set({ ...headers, 'X-Report-Code': String(code), 'Content-Type': rendered.contentType });
+    res.send(rendered.body);
+  }
+}

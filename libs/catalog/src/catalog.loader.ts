@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { Catalog } from './catalog';
+import { CatalogDocument } from './catalog.schema';
+import { CatalogErrorCode, CatalogException } from './catalog.exception';
+
+/** The demo catalog shipped with the project, used when no catalog path is configured. */
+export const DEMO_CATALOG_PATH = path.join(__dirname, 'demo-catalog.json');
+
+function flatten(errors: readonly ValidationError[], prefix = ''): string[] {
+  return errors.flatMap((e) => {
+    const at = prefix ? `${prefix}.${e.property}` : e.property;
+    const own = Object.values(e.constraints ?? {}).map((m) => `${at}: ${m}`);
+    return [...own, ...flatten(e.children ?? [], at)];
+  });
+}
+
+function referenceProblems(doc: CatalogDocument): string[] {
+  const problems: string[] = [];
+  const ids = (items: readonly { id: string }[], what: string): Set<string> => {
+    const seen = new Set<string>();
+    for (const item of items) {
+      if (seen.has(item.id)) problems.push(`${what} ${item.id}: duplicate id`);
+      seen.add(item.id);
+    }
+    return seen;
+  };
+  const accounts = ids(doc.accounts, 'account');
+  ids(doc.users, 'user');
+  const publishers = ids(doc.publishers, 'publisher');
+  const templates = ids(doc.templates, 'template');
+  ids(doc.adSlots, 'ad slot');
+  const advertisers = ids(doc.advertisers, 'advertiser');
+  const ios = ids(doc.insertionOrders, 'insertion order');
+  const campaigns = ids(doc.campaigns, 'campaign');
+  const strategies = ids(doc.strategies, 'strategy');
+  ids(doc.creatives, 'creative');
+  ids(doc.dsps, 'dsp');
+  const kindOf = new Map(doc.accounts.map((a) => [a.id, a.kind]));
+
+  const check = (ok: boolean, message: string) => {
+    if (!ok) problems.push(message);
+  };
+  for (const u of doc.users) check(accounts.has(u.accountId), `user ${u.id}: unknown account ${u.accountId}`);
+  for (const p of doc.publishers)
+    check(kindOf.get(p.accountId) === 'publisher', `publisher ${p.id}: ${p.accountId} is not a publisher account`);
+  for (const a of doc.advertisers)
+    check(kindOf.get(a.accountId) === 'media_group', `advertiser ${a.id}: ${a.accountId} is not a media group`);
+  for (const t of doc.templates) check(publishers.has(t.publisherId), `template ${t.id}: unknown publisher`);
+  for (const s of doc.adSlots) check(templates.has(s.templateId), `ad slot ${s.id}: unknown template`);
+  for (const io of doc.insertionOrders)
+    check(advertisers.has(io.advertiserId), `insertion order ${io.id}: unknown advertiser`);
+  for (const c of doc.campaigns) check(ios.has(c.insertionOrderId), `campaign ${c.id}: unknown insertion order`);
+  for (const s of doc.strategies) check(campaigns.has(s.campaignId), `strategy ${s.id}: unknown campaign`);
+  for (const c of doc.creatives) check(strategies.has(c.strategyId), `creative ${c.id}: unknown strategy`);
+  const domains = new Set<string>();
+  for (const p of doc.publishers) {
+    check(!domains.has(p.domain), `publisher ${p.id}: domain ${p.domain} already used`);
+    domains.add(p.domain);
+  }
+  return problems;
+}
+
+/** Validates a parsed catalog document and builds the catalog, listing every problem at once. */
+export function buildCatalog(plain: unknown): Catalog {
+  if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
+    throw new CatalogException(CatalogErrorCode.Invalid, ['the document must be a JSON object']);
+  }
+  const doc = plainToInstance(CatalogDocument, plain);
+  const problems = flatten(validateSync(doc, { whitelist: true, forbidNonWhitelisted: true }));
+  if (problems.length === 0) problems.push(...referenceProblems(doc));
+  if (problems.length > 0) throw new CatalogException(CatalogErrorCode.Invalid, problems);
+  return new Catalog(doc);
+}
+
+export function loadCatalog(file: string = DEMO_CATALOG_PATH): Catalog {
+  let plain: unknown;
+  try {
+    plain = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new CatalogException(CatalogErrorCode.Unreadable, [`${file}: ${(error as Error).message}`]);
+  }
+  return buildCatalog(plain);
+}

@@ -1,0 +1,4 @@
+export * from './catalog.schema';
+export * from './catalog';
+export * from './catalog.loader';
+export * from './catalog.exception';

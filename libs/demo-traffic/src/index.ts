@@ -1,0 +1,3 @@
+export * from './random';
+export * from './demo-traffic.generator';
+export * from './demo-traffic.seeder';

@@ -1,0 +1,51 @@
+import type { AdEvent } from './event.schema';
+
+export const EVENT_BUS = Symbol('EVENT_BUS');
+
+export interface OutgoingMessage {
+  /** Partitioning key: the ad slot id for ad events. */
+  readonly key: string;
+  readonly value: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface DeliveredMessage extends OutgoingMessage {
+  readonly offset: string;
+}
+
+export interface DeliveredBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly messages: readonly DeliveredMessage[];
+}
+
+/**
+ * Handles one batch. Resolving commits the batch's offsets; rejecting redelivers the same batch
+ * later (at-least-once), so handlers must be idempotent per batch.
+ */
+export type BatchHandler = (batch: DeliveredBatch) => Promise<void>;
+
+export interface Subscription {
+  stop(): Promise<void>;
+}
+
+export interface EventBus {
+  /** Resolves once the bus has accepted the messages (durably, for a distributed bus). */
+  publish(topic: string, messages: readonly OutgoingMessage[]): Promise<void>;
+  subscribe(groupId: string, topics: readonly string[], handler: BatchHandler): Promise<Subscription>;
+  /** Resolves when every message published so far has been handled by every subscriber. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A deterministic batch id: the same batch redelivered gets the same id. */
+export function batchIdOf(batch: DeliveredBatch): string {
+  const first = batch.messages[0]?.offset ?? '-';
+  const last = batch.messages[batch.messages.length - 1]?.offset ?? '-';
+  return `${batch.topic}/${batch.partition}/${first}-${last}`;
+}
+
+/** Ad events are keyed by ad slot, so that one slot's events stay in order on one partition. */
+export function toMessage(event: AdEvent): OutgoingMessage {
+  return { key: event.ad_slot_id, value: JSON.stringify(event) };
+}

@@ -1,0 +1,3 @@
+export * from './event.schema';
+export * from './event-bus.port';
+export * from './in-process-event-bus';

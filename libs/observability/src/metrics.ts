@@ -1,0 +1,46 @@
+import { Counter, Gauge, Histogram, register } from 'prom-client';
+
+/** Returns the registered metric of that name, or registers it: apps sharing a process share metrics. */
+function once<T>(name: string, create: () => T): T {
+  return (register.getSingleMetric(name) as T | undefined) ?? create();
+}
+
+export const reportRequests = once(
+  'adx_report_requests_total',
+  () => new Counter({ name: 'adx_report_requests_total', help: 'Reporting API requests by result code', labelNames: ['code'] }),
+);
+
+export const reportDuration = once(
+  'adx_report_duration_seconds',
+  () =>
+    new Histogram({
+      name: 'adx_report_duration_seconds',
+      help: 'Reporting API request duration',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    }),
+);
+
+export const ingestedEvents = once(
+  'adx_ingested_events_total',
+  () => new Counter({ name: 'adx_ingested_events_total', help: 'Events stored by the ingest', labelNames: ['topic'] }),
+);
+
+export const replayedBatches = once(
+  'adx_ingest_replayed_batches_total',
+  () => new Counter({ name: 'adx_ingest_replayed_batches_total', help: 'Batches skipped because already stored' }),
+);
+
+export const deadLetters = once(
+  'adx_dead_letters_total',
+  () => new Counter({ name: 'adx_dead_letters_total', help: 'Messages sent to the dead-letter topic', labelNames: ['topic'] }),
+);
+
+export const ingestFailures = once(
+  'adx_ingest_failures_total',
+  () => new Counter({ name: 'adx_ingest_failures_total', help: 'Batches that failed to store and will be redelivered' }),
+);
+
+export const ingestBatchEvents = once(
+  'adx_ingest_batch_events',
+  () => new Gauge({ name: 'adx_ingest_batch_events', help: 'Events in the last batch stored' }),
+);

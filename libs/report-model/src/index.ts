@@ -1,0 +1,6 @@
+export * from './report-type';
+export * from './split.catalog';
+export * from './column.catalog';
+export * from './result-code.catalog';
+export * from './report-query';
+export * from './relative-date.parser';

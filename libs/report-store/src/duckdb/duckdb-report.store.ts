@@ -1,0 +1,222 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  DuckDBDateValue,
+  DuckDBInstance,
+  type DuckDBAppender,
+  type DuckDBConnection,
+} from '@duckdb/node-api';
+import type { AdEvent } from '@app/events';
+import { MEASURE_NAMES, type Measures, type StoreQuery, type StoreRow, addMeasures } from '@app/report-model';
+import type { IngestResult, ReportStore } from '../report-store.port';
+import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
+import {
+  EXACT_KEY_FIELDS,
+  INEXACT_FIELDS,
+  isReportable,
+  measuresOf,
+  sampleWeight,
+  utcDayOf,
+  utcHourOf,
+} from '../event-rollup';
+import { DUCKDB_MIGRATIONS } from './duckdb.migrations';
+import { buildDuckDbQuery } from './duckdb-query.builder';
+
+export interface DuckDbStoreOptions {
+  /** A file path, or `:memory:`. */
+  readonly path: string;
+  /** Keep 1 in N impressions in the inexact tier. */
+  readonly sampleDenominator: number;
+  readonly queryTimeoutMs: number;
+}
+
+const DAY_MS = 86_400_000;
+
+function dateValue(day: string): DuckDBDateValue {
+  return new DuckDBDateValue(Math.round(Date.parse(`${day}T00:00:00Z`) / DAY_MS));
+}
+
+/** Serialises async work: DuckDB allows one writer transaction per connection at a time. */
+class Mutex {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(work, work);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+/** The embedded report store: a DuckDB file holding the exact cube and the inexact sample. */
+export class DuckDbReportStore implements ReportStore {
+  private readonly writeLock = new Mutex();
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly writer: DuckDBConnection,
+    private readonly reader: DuckDBConnection,
+    private readonly options: DuckDbStoreOptions,
+  ) {}
+
+  static async open(options: DuckDbStoreOptions): Promise<DuckDbReportStore> {
+    try {
+      if (options.path !== ':memory:') mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
+      const instance = await DuckDBInstance.create(options.path);
+      const store = new DuckDbReportStore(instance, await instance.connect(), await instance.connect(), options);
+      return store;
+    } catch (error) {
+      throw new ReportStoreException(
+        ReportStoreErrorCode.Unavailable,
+        `cannot open DuckDB at ${options.path}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+
+  async migrate(): Promise<void> {
+    await this.writeLock.run(async () => {
+      await this.writer.run(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)',
+      );
+      const applied = await this.writer.runAndReadAll('SELECT version FROM schema_migrations');
+      const done = new Set(applied.getRows().map(([v]) => Number(v)));
+      for (const migration of DUCKDB_MIGRATIONS) {
+        if (done.has(migration.version)) continue;
+        await this.writer.run('BEGIN TRANSACTION');
+        try {
+          for (const statement of migration.statements) await this.writer.run(statement);
+          await this.writer.run('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+            migration.version,
+            migration.name,
+          ]);
+          await this.writer.run('COMMIT');
+        } catch (error) {
+          await this.writer.run('ROLLBACK');
+          throw error;
+        }
+      }
+    });
+  }
+
+  async ingest(batchId: string, events: readonly AdEvent[]): Promise<IngestResult> {
+    return this.writeLock.run(async () => {
+      await this.writer.run('BEGIN TRANSACTION');
+      try {
+        const seen = await this.writer.runAndReadAll('SELECT 1 FROM ingested_batches WHERE batch_id = $1', [batchId]);
+        if (seen.currentRowCount > 0) {
+          await this.writer.run('ROLLBACK');
+          return { stored: false, events: events.length };
+        }
+        const reportable = events.filter(isReportable);
+        await this.writeExact(reportable);
+        await this.writeSample(reportable);
+        await this.writer.run('INSERT INTO ingested_batches (batch_id, events) VALUES ($1, $2)', [
+          batchId,
+          events.length,
+        ]);
+        await this.writer.run('COMMIT');
+        return { stored: true, events: events.length };
+      } catch (error) {
+        await this.writer.run('ROLLBACK').catch(() => undefined);
+        throw new ReportStoreException(ReportStoreErrorCode.Failed, `ingest of ${batchId} failed`, { cause: error });
+      }
+    });
+  }
+
+  async query(query: StoreQuery): Promise<StoreRow[]> {
+    const { sql, params } = buildDuckDbQuery(query);
+    const timer = query.timeoutMs ? setTimeout(() => this.reader.interrupt(), query.timeoutMs) : undefined;
+    try {
+      const reader = await this.reader.runAndReadAll(sql, params);
+      const hasKey = query.split !== undefined;
+      return reader.getRows().map((row) => {
+        const offset = hasKey ? 1 : 0;
+        const measures = {} as Measures;
+        MEASURE_NAMES.forEach((name, i) => {
+          measures[name] = Number(row[offset + i] ?? 0);
+        });
+        const key = hasKey ? row[0] : undefined;
+        return { key: typeof key === 'bigint' ? Number(key) : (key as string | number | undefined), measures };
+      });
+    } catch (error) {
+      const message = (error as Error).message ?? '';
+      if (/interrupt/i.test(message)) {
+        throw new ReportStoreException(ReportStoreErrorCode.Timeout, 'query timed out', { cause: error });
+      }
+      throw new ReportStoreException(ReportStoreErrorCode.Failed, 'query failed', { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async isEmpty(): Promise<boolean> {
+    const reader = await this.reader.runAndReadAll('SELECT count(*) FROM ingested_batches');
+    return Number(reader.getRows()[0][0]) === 0;
+  }
+
+  async ping(): Promise<void> {
+    await this.reader.run('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    await this.writeLock.run(async () => {
+      this.reader.closeSync();
+      this.writer.closeSync();
+      this.instance.closeSync();
+    });
+  }
+
+  private async writeExact(events: readonly AdEvent[]): Promise<void> {
+    const cells = new Map<string, { day: string; keys: string[]; measures: Measures }>();
+    for (const event of events) {
+      const day = utcDayOf(event.ts);
+      const keys = EXACT_KEY_FIELDS.map((f) => event[f]);
+      const id = `${day}\u0000${keys.join('\u0000')}`;
+      const cell = cells.get(id);
+      if (cell) addMeasures(cell.measures, measuresOf(event));
+      else cells.set(id, { day, keys, measures: measuresOf(event) });
+    }
+    if (cells.size === 0) return;
+    await this.append('exact_daily_staging', (appender) => {
+      for (const { day, keys, measures } of cells.values()) {
+        appender.appendDate(dateValue(day));
+        for (const key of keys) appender.appendVarchar(key);
+        for (const name of MEASURE_NAMES) appender.appendBigInt(BigInt(measures[name]));
+        appender.endRow();
+      }
+    });
+    const updates = MEASURE_NAMES.map((m) => `${m} = exact_daily.${m} + EXCLUDED.${m}`).join(', ');
+    await this.writer.run(
+      `INSERT INTO exact_daily SELECT * FROM exact_daily_staging ON CONFLICT (day, ${EXACT_KEY_FIELDS.join(', ')}) DO UPDATE SET ${updates}`,
+    );
+    await this.writer.run('DELETE FROM exact_daily_staging');
+  }
+
+  private async writeSample(events: readonly AdEvent[]): Promise<void> {
+    const sampled = events
+      .map((event) => ({ event, weight: sampleWeight(event, this.options.sampleDenominator) }))
+      .filter((s) => s.weight > 0);
+    if (sampled.length === 0) return;
+    await this.append('inexact_sample', (appender) => {
+      for (const { event, weight } of sampled) {
+        appender.appendDate(dateValue(utcDayOf(event.ts)));
+        appender.appendTinyInt(utcHourOf(event.ts));
+        for (const field of INEXACT_FIELDS) appender.appendVarchar(event[field]);
+        appender.appendInteger(weight);
+        const measures = measuresOf(event, weight);
+        for (const name of MEASURE_NAMES) appender.appendBigInt(BigInt(measures[name]));
+        appender.endRow();
+      }
+    });
+  }
+
+  private async append(table: string, fill: (appender: DuckDBAppender) => void): Promise<void> {
+    const appender = await this.writer.createAppender(table);
+    try {
+      fill(appender);
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+  }
+}

@@ -1,0 +1,91 @@
+import type { AdEvent } from '@app/events';
+import { emptyMeasures, type Measures } from '@app/report-model';
+
+/** The catalog dimensions of the exact daily cube, in key order (DESIGN.md, "Report store"). */
+export const EXACT_KEY_FIELDS = [
+  'publisher_id',
+  'publisher_domain',
+  'template_id',
+  'ad_slot_id',
+  'advertiser_id',
+  'insertion_order_id',
+  'campaign_id',
+  'campaign_type',
+  'demand_type',
+  'strategy_id',
+  'creative_id',
+  'size',
+] as const;
+
+/** Every dimension kept by the inexact tier, so that any filter of part 4.2 still applies there. */
+export const INEXACT_FIELDS = [
+  ...EXACT_KEY_FIELDS,
+  'advertiser_domain',
+  'placement_id',
+  'list_id',
+  'segment_key',
+  'segment_value',
+  'age',
+  'gender',
+  'country',
+  'region',
+  'metro',
+  'zip',
+  'device_maker',
+  'device_model',
+  'device_type',
+  'os',
+  'browser',
+  'email_domain',
+] as const;
+
+/** Events that move a reported measure; auctions, bids and wins feed other analyses. */
+export function isReportable(event: AdEvent): boolean {
+  return event.type === 'impression' || event.type === 'click' || event.type === 'conversion';
+}
+
+/** The measures one event contributes, before sampling weights. */
+export function measuresOf(event: AdEvent, weight = 1): Measures {
+  const m = emptyMeasures();
+  switch (event.type) {
+    case 'impression':
+      if (event.reopen) m.reopens = weight;
+      else m.unique_impressions = weight;
+      break;
+    case 'click':
+      m.clicks = weight;
+      break;
+    case 'conversion':
+      if (event.attribution === 'post_view') m.post_view_conversions = weight;
+      else m.conversions = weight;
+      break;
+    default:
+      return m;
+  }
+  m.spend_micros = event.spend_micros * weight;
+  m.revenue_micros = event.revenue_micros * weight;
+  return m;
+}
+
+/**
+ * Deterministic 1-in-N sample of the inexact tier: impressions are the volume and are sampled by a
+ * hash of their event id; clicks and conversions are rare and kept whole. Returns the weight of
+ * the event in the sample, or 0 when it is left out.
+ */
+export function sampleWeight(event: AdEvent, denominator: number): number {
+  if (event.type !== 'impression' || denominator <= 1) return 1;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < event.event_id.length; i += 1) {
+    hash ^= event.event_id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % denominator === 0 ? denominator : 0;
+}
+
+export function utcDayOf(ts: string): string {
+  return ts.slice(0, 10);
+}
+
+export function utcHourOf(ts: string): number {
+  return Number(ts.slice(11, 13));
+}

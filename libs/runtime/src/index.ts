@@ -1,0 +1,2 @@
+export * from './http-app.bootstrap';
+export * from './embedded-adapters';

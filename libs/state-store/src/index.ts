@@ -1,0 +1,2 @@
+export * from './state-store.port';
+export * from './memory-state-store';

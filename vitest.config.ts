@@ -1,0 +1,46 @@
+import path from 'node:path';
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+
+const alias = [
+  { find: /^@app\/([^/]+)$/, replacement: path.resolve(__dirname, 'libs/$1/src') },
+  { find: /^@apps\/([^/]+)$/, replacement: path.resolve(__dirname, 'apps/$1/src') },
+];
+const plugins = [swc.vite({ module: { type: 'es6' } })];
+
+export default defineConfig({
+  plugins,
+  resolve: { alias },
+  test: {
+    reporters: ['default'],
+    projects: [
+      {
+        plugins,
+        resolve: { alias },
+        test: { name: 'unit', include: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'], environment: 'node' },
+      },
+      {
+        plugins,
+        resolve: { alias },
+        test: {
+          name: 'contract',
+          include: ['test/contract/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 30_000,
+        },
+      },
+      {
+        plugins,
+        resolve: { alias },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
