@@ -1,10 +1,12 @@
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
 
+const root = path.dirname(fileURLToPath(import.meta.url));
 const alias = [
-  { find: /^@app\/([^/]+)$/, replacement: path.resolve(__dirname, 'libs/$1/src') },
-  { find: /^@apps\/([^/]+)$/, replacement: path.resolve(__dirname, 'apps/$1/src') },
+  { find: /^@app\/([^/]+)$/, replacement: path.resolve(root, 'libs/$1/src') },
+  { find: /^@apps\/([^/]+)$/, replacement: path.resolve(root, 'apps/$1/src') },
 ];
 const plugins = [swc.vite({ module: { type: 'es6' } })];
 
@@ -17,7 +19,7 @@ export default defineConfig({
       {
         plugins,
         resolve: { alias },
-        test: { name: 'unit', include: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'], environment: 'node' },
+        test: { name: 'unit', include: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'], environment: 'node', setupFiles: ['reflect-metadata'] },
       },
       {
         plugins,
@@ -25,7 +27,7 @@ export default defineConfig({
         test: {
           name: 'contract',
           include: ['test/contract/**/*.test.ts'],
-          environment: 'node',
+          environment: 'node', setupFiles: ['reflect-metadata'],
           testTimeout: 30_000,
         },
       },
@@ -35,7 +37,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          environment: 'node',
+          environment: 'node', setupFiles: ['reflect-metadata'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           fileParallelism: false,

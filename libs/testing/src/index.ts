@@ -1,0 +1,3 @@
+export * from './require-server';
+export * from './report-client';
+export * from './event-fixtures';

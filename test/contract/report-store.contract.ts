@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SPLITS, type StoreQuery } from '@app/report-model';
+import type { ReportStore } from '@app/report-store';
+import { demoEvents, expectedBySplit, makeEvent } from '@app/testing';
+
+const RANGE = { start: '2026-01-01', end: '2026-11-21' };
+
+function query(overrides: Partial<StoreQuery>): StoreQuery {
+  return { range: RANGE, filters: [], scope: {}, tier: 'exact', ...overrides };
+}
+
+/**
+ * What every report store must do. `create` returns an empty store with its schema applied and
+ * the inexact tier sampling 1 impression in `sampleDenominator`.
+ */
+export function reportStoreContract(name: string, create: () => Promise<ReportStore>, sampleDenominator: number): void {
+  describe(`report store contract: ${name}`, () => {
+    let store: ReportStore;
+    const events = demoEvents(5, 4000);
+
+    beforeAll(async () => {
+      store = await create();
+      expect(await store.isEmpty()).toBe(true);
+      for (let i = 0; i < events.length; i += 2500) {
+        const result = await store.ingest(`contract/0/${i}`, events.slice(i, i + 2500));
+        expect(result.stored).toBe(true);
+      }
+    });
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    it('is no longer empty', async () => {
+      expect(await store.isEmpty()).toBe(false);
+    });
+
+    for (const split of SPLITS.filter((s) => s.exactness === 'exact')) {
+      it(`answers the exact split ${split.name} to the unit`, async () => {
+        const rows = await store.query(query({ split: split.name }));
+        const expected = expectedBySplit(events, split.name);
+        expect(rows).toHaveLength(expected.size);
+        for (const row of rows) expect(row.measures).toEqual(expected.get(row.key!));
+      });
+    }
+
+    it('skips a replayed batch without changing any number', async () => {
+      const before = await store.query(query({}));
+      const replay = await store.ingest('contract/0/0', events.slice(0, 2500));
+      expect(replay.stored).toBe(false);
+      expect(await store.query(query({}))).toEqual(before);
+    });
+
+    it('keeps the inexact tier within its error bound and clicks exact', async () => {
+      const [exact] = await store.query(query({}));
+      const [inexact] = await store.query(query({ tier: 'inexact' }));
+      const n = exact.measures.unique_impressions;
+      const sigma = Math.sqrt(n * (sampleDenominator - 1));
+      expect(Math.abs(inexact.measures.unique_impressions - n)).toBeLessThanOrEqual(4 * sigma);
+      expect(inexact.measures.clicks).toBe(exact.measures.clicks);
+      expect(inexact.measures.conversions).toBe(exact.measures.conversions);
+    });
+
+    it('answers every inexact split with totals close to the exact ones', async () => {
+      const [exact] = await store.query(query({}));
+      for (const split of SPLITS.filter((s) => s.exactness === 'inexact')) {
+        const rows = await store.query(query({ split: split.name, tier: 'inexact' }));
+        const clicks = rows.reduce((sum, r) => sum + r.measures.clicks, 0);
+        expect(clicks, split.name).toBe(exact.measures.clicks);
+        const expectedKeys = new Set(
+          events.filter((e) => e.type === 'click').map((e) => String(expectedBySplitKey(e, split.name))),
+        );
+        for (const key of expectedKeys) expect(rows.map((r) => String(r.key))).toContain(key);
+      }
+    });
+
+    it('filters with equals and not equals, combined with AND', async () => {
+      const all = await store.query(query({ split: 'publisher_id' }));
+      const only = await store.query(
+        query({ split: 'publisher_id', filters: [{ dimension: 'publisher_id', operator: 'equals', values: ['pub-2'] }] }),
+      );
+      expect(only).toEqual(all.filter((r) => r.key === 'pub-2'));
+      const not = await store.query(
+        query({
+          split: 'publisher_id',
+          filters: [
+            { dimension: 'publisher_id', operator: 'not equals', values: ['pub-2'] },
+            { dimension: 'year', operator: 'equals', values: ['2026'] },
+          ],
+        }),
+      );
+      expect(not).toEqual(all.filter((r) => r.key !== 'pub-2'));
+    });
+
+    it('restricts every query to the account scope', async () => {
+      const rows = await store.query(query({ split: 'advertiser_id', scope: { advertiserIds: ['adv-1', 'adv-3'] } }));
+      expect(rows.map((r) => r.key).sort()).toEqual(['adv-1', 'adv-3']);
+      const none = await store.query(query({ split: 'advertiser_id', scope: { advertiserIds: [] } }));
+      expect(none).toEqual([]);
+    });
+
+    it('treats quotes, backslashes, SQL and unicode as plain data', async () => {
+      const nasty = ["O'Brien", 'back\\slash', "'; DROP TABLE exact_daily; --", '"double"', 'ünï€ødé', 'nul\u0000byte'];
+      const batch = nasty.map((value, i) =>
+        makeEvent({ ts: '2026-10-10T08:00:00.000Z', list_id: value, campaign_id: value, event_id: `nasty-${i}`, type: 'click' }),
+      );
+      expect((await store.ingest('contract/nasty/1', batch)).stored).toBe(true);
+      for (const value of nasty) {
+        const exact = await store.query(
+          query({ split: 'campaign_id', filters: [{ dimension: 'campaign_id', operator: 'equals', values: [value] }] }),
+        );
+        expect(exact.map((r) => r.key)).toEqual([value]);
+        const inexact = await store.query(
+          query({ split: 'list_id', tier: 'inexact', filters: [{ dimension: 'list_id', operator: 'equals', values: [value] }] }),
+        );
+        expect(inexact.map((r) => [r.key, r.measures.clicks])).toEqual([[value, 1]]);
+      }
+      expect((await store.query(query({ split: 'campaign_id' }))).length).toBeGreaterThan(nasty.length);
+    });
+
+    it('returns no rows for an empty range and no-split totals otherwise', async () => {
+      expect(await store.query(query({ range: { start: '2020-01-01', end: '2020-01-31' }, split: 'day' }))).toEqual([]);
+      const rows = await store.query(query({}));
+      expect(rows).toHaveLength(1);
+      expect(rows[0].key).toBeUndefined();
+    });
+  });
+}
+
+function expectedBySplitKey(event: Parameters<typeof expectedBySplit>[0][number], split: string): string | number {
+  return [...expectedBySplit([event], split).keys()][0];
+}
