@@ -17,7 +17,8 @@ function problemsOf(errors: readonly ValidationError[], prefix = ''): Problem[] 
       const code = (error.contexts?.[name]?.code as ReportCode | undefined) ?? ReportCode.InvalidInput;
       return { code, message: message.replace(error.property, at) };
     });
-    return [...own, ...problemsOf(error.children ?? [], at)];
+    // A field of the wrong shape says all there is: its children's complaints would only echo it.
+    return own.length > 0 ? own : problemsOf(error.children ?? [], at);
   });
 }
 
