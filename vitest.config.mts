@@ -14,12 +14,17 @@ export default defineConfig({
   plugins,
   resolve: { alias },
   test: {
-    reporters: ['default'],
+    reporters: ['default', './test/support/summary.reporter.ts'],
     projects: [
       {
         plugins,
         resolve: { alias },
-        test: { name: 'unit', include: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'], environment: 'node', setupFiles: ['reflect-metadata'] },
+        test: {
+          name: 'unit',
+          include: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'],
+          environment: 'node',
+          setupFiles: ['reflect-metadata'],
+        },
       },
       {
         plugins,
@@ -27,7 +32,8 @@ export default defineConfig({
         test: {
           name: 'contract',
           include: ['test/contract/**/*.test.ts'],
-          environment: 'node', setupFiles: ['reflect-metadata'],
+          environment: 'node',
+          setupFiles: ['reflect-metadata'],
           testTimeout: 30_000,
         },
       },
@@ -37,7 +43,8 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          environment: 'node', setupFiles: ['reflect-metadata'],
+          environment: 'node',
+          setupFiles: ['reflect-metadata'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           fileParallelism: false,

@@ -35,14 +35,22 @@ async function main(): Promise<void> {
   await app.init();
   const started = Date.now();
   let reported = 0;
-  const sent = await seedDemoTraffic(bus, catalogFrom(config), { days, eventsPerDay, now: new Date(), seed }, (n) => {
-    if (n - reported >= 1_000_000) {
-      reported = n;
-      logger.info({ sent: n, perSecond: Math.round(n / ((Date.now() - started) / 1000)) }, 'seeding');
-    }
-  });
+  const sent = await seedDemoTraffic(
+    bus,
+    catalogFrom(config),
+    { days, eventsPerDay, now: new Date(), seed },
+    (n) => {
+      if (n - reported >= 1_000_000) {
+        reported = n;
+        logger.info({ sent: n, perSecond: Math.round(n / ((Date.now() - started) / 1000)) }, 'seeding');
+      }
+    },
+  );
   const seconds = (Date.now() - started) / 1000;
-  logger.info({ events: sent, seconds, perSecond: Math.round(sent / seconds), store: config.DUCKDB_PATH }, 'seeded');
+  logger.info(
+    { events: sent, seconds, perSecond: Math.round(sent / seconds), store: config.DUCKDB_PATH },
+    'seeded',
+  );
   await app.close();
   await bus.close();
   await reportStore.close();

@@ -25,7 +25,9 @@ export function eventBusContract(name: string, create: () => Promise<EventBus>):
       const values = received.flatMap((b) => b.messages.map((m) => m.value));
       expect([...values].sort((a, b) => Number(a) - Number(b))).toEqual(messages.map((m) => m.value));
       for (let k = 0; k < 7; k += 1) {
-        const ofKey = received.flatMap((b) => b.messages.filter((m) => m.key === `k${k}`).map((m) => Number(m.value)));
+        const ofKey = received.flatMap((b) =>
+          b.messages.filter((m) => m.key === `k${k}`).map((m) => Number(m.value)),
+        );
         expect(ofKey).toEqual([...ofKey].sort((a, b) => a - b));
       }
       expect(received.length).toBeLessThan(1000);

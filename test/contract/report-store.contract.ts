@@ -13,7 +13,11 @@ function query(overrides: Partial<StoreQuery>): StoreQuery {
  * What every report store must do. `create` returns an empty store with its schema applied and
  * the inexact tier sampling 1 impression in `sampleDenominator`.
  */
-export function reportStoreContract(name: string, create: () => Promise<ReportStore>, sampleDenominator: number): void {
+export function reportStoreContract(
+  name: string,
+  create: () => Promise<ReportStore>,
+  sampleDenominator: number,
+): void {
   describe(`report store contract: ${name}`, () => {
     let store: ReportStore;
     const events = demoEvents(5, 4000);
@@ -76,7 +80,10 @@ export function reportStoreContract(name: string, create: () => Promise<ReportSt
     it('filters with equals and not equals, combined with AND', async () => {
       const all = await store.query(query({ split: 'publisher_id' }));
       const only = await store.query(
-        query({ split: 'publisher_id', filters: [{ dimension: 'publisher_id', operator: 'equals', values: ['pub-2'] }] }),
+        query({
+          split: 'publisher_id',
+          filters: [{ dimension: 'publisher_id', operator: 'equals', values: ['pub-2'] }],
+        }),
       );
       expect(only).toEqual(all.filter((r) => r.key === 'pub-2'));
       const not = await store.query(
@@ -92,25 +99,47 @@ export function reportStoreContract(name: string, create: () => Promise<ReportSt
     });
 
     it('restricts every query to the account scope', async () => {
-      const rows = await store.query(query({ split: 'advertiser_id', scope: { advertiserIds: ['adv-1', 'adv-3'] } }));
+      const rows = await store.query(
+        query({ split: 'advertiser_id', scope: { advertiserIds: ['adv-1', 'adv-3'] } }),
+      );
       expect(rows.map((r) => r.key).sort()).toEqual(['adv-1', 'adv-3']);
       const none = await store.query(query({ split: 'advertiser_id', scope: { advertiserIds: [] } }));
       expect(none).toEqual([]);
     });
 
     it('treats quotes, backslashes, SQL and unicode as plain data', async () => {
-      const nasty = ["O'Brien", 'back\\slash', "'; DROP TABLE exact_daily; --", '"double"', 'ünï€ødé', 'nul\u0000byte'];
+      const nasty = [
+        "O'Brien",
+        'back\\slash',
+        "'; DROP TABLE exact_daily; --",
+        '"double"',
+        'ünï€ødé',
+        'nul\u0000byte',
+      ];
       const batch = nasty.map((value, i) =>
-        makeEvent({ ts: '2026-10-10T08:00:00.000Z', list_id: value, campaign_id: value, event_id: `nasty-${i}`, type: 'click' }),
+        makeEvent({
+          ts: '2026-10-10T08:00:00.000Z',
+          list_id: value,
+          campaign_id: value,
+          event_id: `nasty-${i}`,
+          type: 'click',
+        }),
       );
       expect((await store.ingest('contract/nasty/1', batch)).stored).toBe(true);
       for (const value of nasty) {
         const exact = await store.query(
-          query({ split: 'campaign_id', filters: [{ dimension: 'campaign_id', operator: 'equals', values: [value] }] }),
+          query({
+            split: 'campaign_id',
+            filters: [{ dimension: 'campaign_id', operator: 'equals', values: [value] }],
+          }),
         );
         expect(exact.map((r) => r.key)).toEqual([value]);
         const inexact = await store.query(
-          query({ split: 'list_id', tier: 'inexact', filters: [{ dimension: 'list_id', operator: 'equals', values: [value] }] }),
+          query({
+            split: 'list_id',
+            tier: 'inexact',
+            filters: [{ dimension: 'list_id', operator: 'equals', values: [value] }],
+          }),
         );
         expect(inexact.map((r) => [r.key, r.measures.clicks])).toEqual([[value, 1]]);
       }
@@ -118,7 +147,9 @@ export function reportStoreContract(name: string, create: () => Promise<ReportSt
     });
 
     it('returns no rows for an empty range and no-split totals otherwise', async () => {
-      expect(await store.query(query({ range: { start: '2020-01-01', end: '2020-01-31' }, split: 'day' }))).toEqual([]);
+      expect(
+        await store.query(query({ range: { start: '2020-01-01', end: '2020-01-31' }, split: 'day' })),
+      ).toEqual([]);
       const rows = await store.query(query({}));
       expect(rows).toHaveLength(1);
       expect(rows[0].key).toBeUndefined();
@@ -126,6 +157,9 @@ export function reportStoreContract(name: string, create: () => Promise<ReportSt
   });
 }
 
-function expectedBySplitKey(event: Parameters<typeof expectedBySplit>[0][number], split: string): string | number {
+function expectedBySplitKey(
+  event: Parameters<typeof expectedBySplit>[0][number],
+  split: string,
+): string | number {
   return [...expectedBySplit([event], split).keys()][0];
 }

@@ -52,7 +52,9 @@ export function stateStoreContract(name: string, create: () => Promise<StateStor
       expect(await store.advanceIfGreater(k, 100, 10_000)).toBe(true);
       expect(await store.advanceIfGreater(k, 100, 10_000)).toBe(false);
       expect(await store.advanceIfGreater(k, 99, 10_000)).toBe(false);
-      const racers = await Promise.all(Array.from({ length: 20 }, () => store.advanceIfGreater(k, 150, 10_000)));
+      const racers = await Promise.all(
+        Array.from({ length: 20 }, () => store.advanceIfGreater(k, 150, 10_000)),
+      );
       expect(racers.filter(Boolean)).toHaveLength(1);
       expect(await store.get(k)).toBe('150');
     });

@@ -22,22 +22,71 @@ describe('reporting API: every error of part 7 over HTTP', () => {
   });
 
   const seedNow = () => api.client.nextSeed();
-  const rawJson = (body: unknown) => api.client.send(JSON.stringify(body), { 'content-type': 'application/json' });
+  const rawJson = (body: unknown) =>
+    api.client.send(JSON.stringify(body), { 'content-type': 'application/json' });
 
   describe('authentication (401)', () => {
     const cases: [string, () => Record<string, unknown>, ReportCode][] = [
-      ['missing id', () => ({ seed: seedNow(), hash: 'a'.repeat(40), ...VALID }), ReportCode.AuthenticationFailed],
-      ['missing hash', () => ({ id: 'demo-pub', seed: seedNow(), ...VALID }), ReportCode.AuthenticationFailed],
-      ['id of the wrong type', () => ({ id: 42, seed: seedNow(), hash: 'a'.repeat(40), ...VALID }), ReportCode.InvalidId],
-      ['id with forbidden characters', () => ({ id: "x' OR 1=1", seed: seedNow(), hash: 'a'.repeat(40), ...VALID }), ReportCode.InvalidId],
-      ['unknown id', () => ({ id: 'nobody', seed: seedNow(), hash: 'a'.repeat(40), ...VALID }), ReportCode.TokenNotFound],
-      ['seed not a number', () => ({ id: 'demo-pub', seed: 'abc', hash: 'a'.repeat(40), ...VALID }), ReportCode.InvalidSeed],
-      ['fractional seed', () => ({ id: 'demo-pub', seed: 1.5, hash: 'a'.repeat(40), ...VALID }), ReportCode.InvalidSeed],
-      ['seed 6 minutes old', () => ({ id: 'demo-pub', seed: seedNow() - 200, hash: 'a'.repeat(40), ...VALID }), ReportCode.SeedOutOfWindow],
-      ['seed in the future', () => ({ id: 'demo-pub', seed: seedNow() + 900, hash: 'a'.repeat(40), ...VALID }), ReportCode.SeedOutOfWindow],
-      ['hash not hexadecimal', () => ({ id: 'demo-pub', seed: seedNow(), hash: 'z'.repeat(40), ...VALID }), ReportCode.InvalidHash],
-      ['hash too short', () => ({ id: 'demo-pub', seed: seedNow(), hash: 'abc', ...VALID }), ReportCode.InvalidHash],
-      ['wrong hash', () => ({ id: 'demo-pub', seed: seedNow(), hash: sha1Hex('wrong-token1'), ...VALID }), ReportCode.AuthenticationFailed],
+      [
+        'missing id',
+        () => ({ seed: seedNow(), hash: 'a'.repeat(40), ...VALID }),
+        ReportCode.AuthenticationFailed,
+      ],
+      [
+        'missing hash',
+        () => ({ id: 'demo-pub', seed: seedNow(), ...VALID }),
+        ReportCode.AuthenticationFailed,
+      ],
+      [
+        'id of the wrong type',
+        () => ({ id: 42, seed: seedNow(), hash: 'a'.repeat(40), ...VALID }),
+        ReportCode.InvalidId,
+      ],
+      [
+        'id with forbidden characters',
+        () => ({ id: "x' OR 1=1", seed: seedNow(), hash: 'a'.repeat(40), ...VALID }),
+        ReportCode.InvalidId,
+      ],
+      [
+        'unknown id',
+        () => ({ id: 'nobody', seed: seedNow(), hash: 'a'.repeat(40), ...VALID }),
+        ReportCode.TokenNotFound,
+      ],
+      [
+        'seed not a number',
+        () => ({ id: 'demo-pub', seed: 'abc', hash: 'a'.repeat(40), ...VALID }),
+        ReportCode.InvalidSeed,
+      ],
+      [
+        'fractional seed',
+        () => ({ id: 'demo-pub', seed: 1.5, hash: 'a'.repeat(40), ...VALID }),
+        ReportCode.InvalidSeed,
+      ],
+      [
+        'seed 6 minutes old',
+        () => ({ id: 'demo-pub', seed: seedNow() - 200, hash: 'a'.repeat(40), ...VALID }),
+        ReportCode.SeedOutOfWindow,
+      ],
+      [
+        'seed in the future',
+        () => ({ id: 'demo-pub', seed: seedNow() + 900, hash: 'a'.repeat(40), ...VALID }),
+        ReportCode.SeedOutOfWindow,
+      ],
+      [
+        'hash not hexadecimal',
+        () => ({ id: 'demo-pub', seed: seedNow(), hash: 'z'.repeat(40), ...VALID }),
+        ReportCode.InvalidHash,
+      ],
+      [
+        'hash too short',
+        () => ({ id: 'demo-pub', seed: seedNow(), hash: 'abc', ...VALID }),
+        ReportCode.InvalidHash,
+      ],
+      [
+        'wrong hash',
+        () => ({ id: 'demo-pub', seed: seedNow(), hash: sha1Hex('wrong-token1'), ...VALID }),
+        ReportCode.AuthenticationFailed,
+      ],
       [
         'token and seed hashed in the wrong order',
         () => {
@@ -82,7 +131,12 @@ describe('reporting API: every error of part 7 over HTTP', () => {
     const cases: [string, keyof typeof USERS, Record<string, unknown>, ReportCode][] = [
       ['suspended account', 'suspended', VALID, ReportCode.AccountSuspended],
       ['publisher report for a media group', 'adv', VALID, ReportCode.NotPublisherAccount],
-      ['advertiser report for a publisher', 'pub', { ...VALID, type: 'advertiser' }, ReportCode.NotMediaGroupAccount],
+      [
+        'advertiser report for a publisher',
+        'pub',
+        { ...VALID, type: 'advertiser' },
+        ReportCode.NotMediaGroupAccount,
+      ],
       [
         "filter on another account's publisher",
         'pub',
@@ -92,7 +146,11 @@ describe('reporting API: every error of part 7 over HTTP', () => {
       [
         "filter on another group's campaign",
         'adv',
-        { ...VALID, type: 'advertiser', filters: [{ dimension: 'campaign_id', operator: 'equals', values: ['cmp-4-1-1'] }] },
+        {
+          ...VALID,
+          type: 'advertiser',
+          filters: [{ dimension: 'campaign_id', operator: 'equals', values: ['cmp-4-1-1'] }],
+        },
         ReportCode.FilterOutsideAccount,
       ],
       ['advertiser-only user asking for a publisher report', 'lite', VALID, ReportCode.VariantTypeDenied],
@@ -112,13 +170,28 @@ describe('reporting API: every error of part 7 over HTTP', () => {
       ['missing splits', { ...VALID, splits: undefined }, 403, ReportCode.MissingParameter],
       ['missing columns', { ...VALID, columns: undefined }, 403, ReportCode.MissingParameter],
       ['missing type', { ...VALID, type: undefined }, 403, ReportCode.MissingParameter],
-      ['missing filter operator', { ...VALID, filters: [{ dimension: 'day', values: [] }] }, 403, ReportCode.MissingParameter],
+      [
+        'missing filter operator',
+        { ...VALID, filters: [{ dimension: 'day', values: [] }] },
+        403,
+        ReportCode.MissingParameter,
+      ],
       ['startDate a number', { ...VALID, startDate: 20261101 }, 403, ReportCode.IncorrectType],
       ['splits a string', { ...VALID, splits: 'day' }, 403, ReportCode.IncorrectType],
       ['columns of numbers', { ...VALID, columns: [1, 2] }, 403, ReportCode.IncorrectType],
       ['filters an object', { ...VALID, filters: { dimension: 'day' } }, 403, ReportCode.IncorrectType],
-      ['filter values a string', { ...VALID, filters: [{ dimension: 'day', operator: 'equals', values: 'x' }] }, 403, ReportCode.IncorrectType],
-      ['filter values of objects', { ...VALID, filters: [{ dimension: 'day', operator: 'equals', values: [{}] }] }, 403, ReportCode.IncorrectType],
+      [
+        'filter values a string',
+        { ...VALID, filters: [{ dimension: 'day', operator: 'equals', values: 'x' }] },
+        403,
+        ReportCode.IncorrectType,
+      ],
+      [
+        'filter values of objects',
+        { ...VALID, filters: [{ dimension: 'day', operator: 'equals', values: [{}] }] },
+        403,
+        ReportCode.IncorrectType,
+      ],
       ['sort an array', { ...VALID, sort: ['day'] }, 403, ReportCode.IncorrectType],
       ['format a string', { ...VALID, format: 'top' }, 403, ReportCode.IncorrectType],
       ['type a number', { ...VALID, type: 1 }, 403, ReportCode.IncorrectType],
@@ -126,21 +199,61 @@ describe('reporting API: every error of part 7 over HTTP', () => {
       ['unknown type', { ...VALID, type: 'agency' }, 403, ReportCode.InvalidInput],
       ['two splits', { ...VALID, splits: ['day', 'country'] }, 403, ReportCode.InvalidInput],
       ['unknown field', { ...VALID, limit: 10 }, 403, ReportCode.InvalidInput],
-      ['filter operator like', { ...VALID, filters: [{ dimension: 'day', operator: 'like', values: ['x'] }] }, 403, ReportCode.InvalidInput],
-      ['integer filter on year with text', { ...VALID, filters: [{ dimension: 'year', operator: 'equals', values: ['20x6'] }] }, 403, ReportCode.InvalidInput],
+      [
+        'filter operator like',
+        { ...VALID, filters: [{ dimension: 'day', operator: 'like', values: ['x'] }] },
+        403,
+        ReportCode.InvalidInput,
+      ],
+      [
+        'integer filter on year with text',
+        { ...VALID, filters: [{ dimension: 'year', operator: 'equals', values: ['20x6'] }] },
+        403,
+        ReportCode.InvalidInput,
+      ],
       ['unparseable date', { ...VALID, startDate: 'the day after the party' }, 403, ReportCode.InvalidInput],
       ['startDate today', { ...VALID, startDate: 'today', endDate: 'today' }, 403, ReportCode.InvalidInput],
       ['endDate in the future', { ...VALID, endDate: '+3 days' }, 403, ReportCode.InvalidInput],
-      ['start after end', { ...VALID, startDate: '2026-11-10', endDate: '2026-11-01' }, 403, ReportCode.InvalidInput],
-      ['span over a year', { ...VALID, startDate: '2025-11-01', endDate: '2026-11-02' }, 403, ReportCode.InvalidInput],
+      [
+        'start after end',
+        { ...VALID, startDate: '2026-11-10', endDate: '2026-11-01' },
+        403,
+        ReportCode.InvalidInput,
+      ],
+      [
+        'span over a year',
+        { ...VALID, startDate: '2025-11-01', endDate: '2026-11-02' },
+        403,
+        ReportCode.InvalidInput,
+      ],
       ['sort on a column not returned', { ...VALID, sort: { clicks: 'desc' } }, 403, ReportCode.InvalidInput],
       ['sort direction up', { ...VALID, sort: { day: 'up' } }, 403, ReportCode.InvalidInput],
       ['empty format', { ...VALID, format: {} }, 403, ReportCode.InvalidInput],
-      ['format columnNames left', { ...VALID, format: { columnNames: 'left' } }, 403, ReportCode.InvalidInput],
-      ['format unknown field', { ...VALID, format: { columnNames: 'top', colour: 'red' } }, 403, ReportCode.InvalidInput],
+      [
+        'format columnNames left',
+        { ...VALID, format: { columnNames: 'left' } },
+        403,
+        ReportCode.InvalidInput,
+      ],
+      [
+        'format unknown field',
+        { ...VALID, format: { columnNames: 'top', colour: 'red' } },
+        403,
+        ReportCode.InvalidInput,
+      ],
       ['unknown split', { ...VALID, splits: ['weather'] }, 403, ReportCode.InvalidDimension],
-      ['publisher-only split in an advertiser report', { ...VALID, type: 'advertiser', splits: ['email_domain'] }, 403, ReportCode.InvalidDimension],
-      ['unknown filter dimension', { ...VALID, filters: [{ dimension: 'weather', operator: 'equals', values: ['x'] }] }, 403, ReportCode.InvalidDimension],
+      [
+        'publisher-only split in an advertiser report',
+        { ...VALID, type: 'advertiser', splits: ['email_domain'] },
+        403,
+        ReportCode.InvalidDimension,
+      ],
+      [
+        'unknown filter dimension',
+        { ...VALID, filters: [{ dimension: 'weather', operator: 'equals', values: ['x'] }] },
+        403,
+        ReportCode.InvalidDimension,
+      ],
       ['unknown function', { ...VALID, function: 'delete' }, 404, ReportCode.InvalidFunction],
     ];
     for (const [name, body, status, code] of cases) {
@@ -162,7 +275,9 @@ describe('reporting API: every error of part 7 over HTTP', () => {
 
   describe('bodies and content types', () => {
     it('an unsupported Content-Type -> 1000 (400)', async () => {
-      const res = await api.client.send('id=demo-pub', { 'content-type': 'application/x-www-form-urlencoded' });
+      const res = await api.client.send('id=demo-pub', {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
       expect([res.status, res.code]).toEqual([400, ReportCode.InvalidContentType]);
     });
 
@@ -192,7 +307,11 @@ describe('reporting API: every error of part 7 over HTTP', () => {
         '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]><data><id>&lol2;</id></data>',
         'application/xml',
       ],
-      ['XML with an external entity', '<!DOCTYPE data [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><data><id>&xxe;</id></data>', 'application/xml'],
+      [
+        'XML with an external entity',
+        '<!DOCTYPE data [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><data><id>&xxe;</id></data>',
+        'application/xml',
+      ],
     ];
     for (const [name, body, type] of malformed) {
       it(`${name} -> 903`, async () => {
@@ -202,7 +321,9 @@ describe('reporting API: every error of part 7 over HTTP', () => {
     }
 
     it('an XML error is answered in XML', async () => {
-      const res = await api.client.send('<data><id>nobody</id><seed>1</seed><hash>x</hash></data>', { 'content-type': 'text/xml' });
+      const res = await api.client.send('<data><id>nobody</id><seed>1</seed><hash>x</hash></data>', {
+        'content-type': 'text/xml',
+      });
       expect(res.status).toBe(401);
       expect(res.text).toContain('<root><error><code>30</code><message>');
     });

@@ -21,7 +21,9 @@ describe('reporting API: reports over HTTP from events sent through the bus', ()
   beforeAll(async () => {
     api = await startReporting();
     events = demoEvents(10, 3000);
-    events.push(makeEvent({ ts: '2026-11-15T09:00:00.000Z', type: 'click', list_id: '<script>alert(1)</script>' }));
+    events.push(
+      makeEvent({ ts: '2026-11-15T09:00:00.000Z', type: 'click', list_id: '<script>alert(1)</script>' }),
+    );
     await publishEvents(api.system, events);
   });
   afterAll(async () => {
@@ -56,7 +58,18 @@ describe('reporting API: reports over HTTP from events sent through the bus', ()
       ...RANGE,
       type: 'advertiser',
       splits: ['advertiser_id'],
-      columns: ['impressions', 'clicks', 'conversions', 'post_view_conversions', 'spend', 'ctr', 'ccr', 'gross_cpm', 'gross_cpc', 'gross_cpa'],
+      columns: [
+        'impressions',
+        'clicks',
+        'conversions',
+        'post_view_conversions',
+        'spend',
+        'ctr',
+        'ccr',
+        'gross_cpm',
+        'gross_cpc',
+        'gross_cpa',
+      ],
     });
     const expected = expectedBySplit(ofAdvertiser(), 'advertiser_id');
     const rows = res.json<Row[]>();
@@ -80,7 +93,15 @@ describe('reporting API: reports over HTTP from events sent through the bus', ()
       ...RANGE,
       type: 'advertiser',
       splits: ['campaign_id'],
-      columns: ['clicks', 'campaign_name', 'advertiser_name', 'insertion_order_id', 'strategy_name', 'publisher_name', 'campaign_type'],
+      columns: [
+        'clicks',
+        'campaign_name',
+        'advertiser_name',
+        'insertion_order_id',
+        'strategy_name',
+        'publisher_name',
+        'campaign_type',
+      ],
     });
     const rows = res.json<Row[]>();
     expect(Object.keys(rows[0])).toEqual([
@@ -146,22 +167,34 @@ describe('reporting API: reports over HTTP from events sent through the bus', ()
       expect(a.clicks as number).toBeGreaterThanOrEqual(b.clicks as number);
       if (a.clicks === b.clicks) expect((a.ad_slot_id as string) < (b.ad_slot_id as string)).toBe(true);
     }
-    const defaultDirection = (await api.client.json(USERS.pub, { ...base, sort: { impressions: null } })).json<Row[]>();
+    const defaultDirection = (
+      await api.client.json(USERS.pub, { ...base, sort: { impressions: null } })
+    ).json<Row[]>();
     expect(defaultDirection.map((r) => r.impressions)).toEqual(
       [...defaultDirection.map((r) => r.impressions as number)].sort((a, b) => b - a),
     );
   });
 
   it('inexact splits say so, hours are integers 0-23, and inexact totals stay near the exact ones', async () => {
-    const res = await api.client.json(USERS.pub, { ...RANGE, type: 'publisher', splits: ['hour'], columns: ['unique_impressions', 'clicks'] });
+    const res = await api.client.json(USERS.pub, {
+      ...RANGE,
+      type: 'publisher',
+      splits: ['hour'],
+      columns: ['unique_impressions', 'clicks'],
+    });
     expect(res.headers['x-report-exactness']).toBe('inexact');
     const rows = res.json<Row[]>();
-    for (const row of rows) expect(Number.isInteger(row.hour) && (row.hour as number) >= 0 && (row.hour as number) <= 23).toBe(true);
+    for (const row of rows)
+      expect(Number.isInteger(row.hour) && (row.hour as number) >= 0 && (row.hour as number) <= 23).toBe(
+        true,
+      );
     const expected = expectedBySplit(ofPublisher(), 'hour');
     const total = [...expected.values()].reduce((s, c) => s + c.unique_impressions, 0);
     const got = rows.reduce((s, r) => s + (r.unique_impressions as number), 0);
     expect(Math.abs(got - total)).toBeLessThanOrEqual(4 * Math.sqrt(total * 9));
-    expect(rows.reduce((s, r) => s + (r.clicks as number), 0)).toBe([...expected.values()].reduce((s, c) => s + c.clicks, 0));
+    expect(rows.reduce((s, r) => s + (r.clicks as number), 0)).toBe(
+      [...expected.values()].reduce((s, c) => s + c.clicks, 0),
+    );
   });
 
   it('filters combine with AND, an inexact filter makes the report inexact', async () => {
@@ -177,11 +210,15 @@ describe('reporting API: reports over HTTP from events sent through the bus', ()
     });
     expect(res.headers['x-report-exactness']).toBe('inexact');
     const want = expectedBySplit(
-      ofPublisher().filter((e) => ['US', 'CA'].includes(e.country) && e.publisher_id !== 'pub-2' && e.ts < '2026-11-22'),
+      ofPublisher().filter(
+        (e) => ['US', 'CA'].includes(e.country) && e.publisher_id !== 'pub-2' && e.ts < '2026-11-22',
+      ),
       'publisher_id',
     );
     expect(res.json<Row[]>().map((r) => [r.publisher_id, r.clicks])).toEqual(
-      [...want.entries()].sort(([a], [b]) => String(a).localeCompare(String(b))).map(([k, v]) => [k, v.clicks]),
+      [...want.entries()]
+        .sort(([a], [b]) => String(a).localeCompare(String(b)))
+        .map(([k, v]) => [k, v.clicks]),
     );
   });
 
@@ -191,26 +228,56 @@ describe('reporting API: reports over HTTP from events sent through the bus', ()
       type: 'publisher',
       splits: ['day'],
       columns: ['clicks'],
-      filters: [{ dimension: 'campaign_id', operator: 'equals', values: ["x' OR '1'='1", 'a\\b', '"; DROP TABLE exact_daily; --'] }],
+      filters: [
+        {
+          dimension: 'campaign_id',
+          operator: 'equals',
+          values: ["x' OR '1'='1", 'a\\b', '"; DROP TABLE exact_daily; --'],
+        },
+      ],
     });
     expect([res.status, res.code, res.json()]).toEqual([200, ReportCode.NoData, []]);
-    const after = await api.client.json(USERS.pub, { ...RANGE, type: 'publisher', splits: ['day'], columns: ['clicks'] });
+    const after = await api.client.json(USERS.pub, {
+      ...RANGE,
+      type: 'publisher',
+      splits: ['day'],
+      columns: ['clicks'],
+    });
     expect(after.json<Row[]>()).toHaveLength(10);
   });
 
   it('a range without data -> 201 and an empty report', async () => {
-    const res = await api.client.json(USERS.pub, { type: 'publisher', startDate: '2025-01-01', endDate: '2025-01-31', splits: ['day'], columns: ['clicks'] });
+    const res = await api.client.json(USERS.pub, {
+      type: 'publisher',
+      startDate: '2025-01-01',
+      endDate: '2025-01-31',
+      splits: ['day'],
+      columns: ['clicks'],
+    });
     expect([res.status, res.code, res.json()]).toEqual([200, ReportCode.NoData, []]);
   });
 
   it('unsupported columns are left out -> 300 with X-Report-Removed', async () => {
-    const res = await api.client.json(USERS.adv, { ...RANGE, type: 'advertiser', splits: ['day'], columns: ['clicks', 'revenue', 'bogus', 'spend'] });
-    expect([res.status, res.code, res.headers['x-report-removed']]).toEqual([200, ReportCode.DimensionsRemoved, 'revenue,bogus']);
+    const res = await api.client.json(USERS.adv, {
+      ...RANGE,
+      type: 'advertiser',
+      splits: ['day'],
+      columns: ['clicks', 'revenue', 'bogus', 'spend'],
+    });
+    expect([res.status, res.code, res.headers['x-report-removed']]).toEqual([
+      200,
+      ReportCode.DimensionsRemoved,
+      'revenue,bogus',
+    ]);
     expect(Object.keys(res.json<Row[]>()[0])).toEqual(['day', 'clicks', 'spend']);
   });
 
   it('the advertiser-only variant reads publisher_domain from the inexact tier and drops net metrics', async () => {
-    const res = await api.client.json(USERS.lite, { ...RANGE, splits: ['publisher_domain'], columns: ['clicks', 'net_cpm', 'spend'] });
+    const res = await api.client.json(USERS.lite, {
+      ...RANGE,
+      splits: ['publisher_domain'],
+      columns: ['clicks', 'net_cpm', 'spend'],
+    });
     expect([res.code, res.headers['x-report-exactness'], res.headers['x-report-removed']]).toEqual([
       ReportCode.DimensionsRemoved,
       'inexact',
@@ -221,7 +288,11 @@ describe('reporting API: reports over HTTP from events sent through the bus', ()
   it('relative dates name the same days as explicit ones', async () => {
     const body = { type: 'publisher', splits: ['day'], columns: ['clicks'] };
     const explicit = await api.client.json(USERS.pub, { ...body, ...RANGE });
-    const relative = await api.client.json(USERS.pub, { ...body, startDate: '-10 days', endDate: 'yesterday' });
+    const relative = await api.client.json(USERS.pub, {
+      ...body,
+      startDate: '-10 days',
+      endDate: 'yesterday',
+    });
     expect(relative.json()).toEqual(explicit.json());
   });
 
@@ -239,7 +310,10 @@ describe('reporting API: reports over HTTP from events sent through the bus', ()
     expect(parsed.root.publisher_id).toHaveLength(3);
     expect(parsed.root.publisher_id[2]).toBe('(totals)');
     expect(parsed.root.publisher_name[2]).toBe('');
-    const expected = expectedBySplit(ofPublisher().filter((e) => ['pub-1', 'pub-3'].includes(e.publisher_id)), 'publisher_id');
+    const expected = expectedBySplit(
+      ofPublisher().filter((e) => ['pub-1', 'pub-3'].includes(e.publisher_id)),
+      'publisher_id',
+    );
     const clicks = [...expected.values()].map((c) => c.clicks).sort((x, y) => y - x);
     expect(parsed.root.clicks.slice(0, 2).map(Number)).toEqual(clicks);
   });
@@ -284,14 +358,27 @@ describe('reporting API: reports over HTTP from events sent through the bus', ()
     expect(typeof sheet.getRow(2).getCell(2).value).toBe('number');
     expect(typeof sheet.getRow(2).getCell(3).value).toBe('number');
     expect(sheet.getRow(12).getCell(1).value).toBe('(totals)');
-    const expected = [...expectedBySplit(ofPublisher(), 'day').values()].reduce((s, c) => s + c.unique_impressions + c.reopens, 0);
+    const expected = [...expectedBySplit(ofPublisher(), 'day').values()].reduce(
+      (s, c) => s + c.unique_impressions + c.reopens,
+      0,
+    );
     expect(sheet.getRow(12).getCell(2).value).toBe(expected);
   });
 
   it('split values keep their types: year and month are integers, year_month is YYYY MM', async () => {
-    const res = await api.client.json(USERS.pub, { ...RANGE, type: 'publisher', splits: ['year_month'], columns: ['clicks'] });
+    const res = await api.client.json(USERS.pub, {
+      ...RANGE,
+      type: 'publisher',
+      splits: ['year_month'],
+      columns: ['clicks'],
+    });
     expect(res.json<Row[]>().map((r) => r.year_month)).toEqual(['2026 11']);
-    const year = await api.client.json(USERS.pub, { ...RANGE, type: 'publisher', splits: ['month'], columns: ['clicks'] });
+    const year = await api.client.json(USERS.pub, {
+      ...RANGE,
+      type: 'publisher',
+      splits: ['month'],
+      columns: ['clicks'],
+    });
     expect(year.json<Row[]>()[0].month).toBe(11);
     expect(splitValueOf(events[0], 'month')).toBe(11);
   });

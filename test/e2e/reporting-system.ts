@@ -21,7 +21,12 @@ export const USERS = {
 /** The demo catalog plus the users that only tests need: disabled, suspended, without API access. */
 export function writeTestCatalog(): string {
   const doc = JSON.parse(readFileSync(DEMO_CATALOG_PATH, 'utf8'));
-  doc.accounts.push({ id: 'acc-pub-suspended', name: 'Suspended Publisher', kind: 'publisher', status: 'suspended' });
+  doc.accounts.push({
+    id: 'acc-pub-suspended',
+    name: 'Suspended Publisher',
+    kind: 'publisher',
+    status: 'suspended',
+  });
   const user = (id: string, accountId: string, extra: object = {}) => ({
     id,
     accountId,

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import {
   DEAD_LETTER_TOPIC,
   EVENT_BUS,
@@ -11,7 +17,13 @@ import {
   type OutgoingMessage,
   type Subscription,
 } from '@app/events';
-import { deadLetters, ingestBatchEvents, ingestFailures, ingestedEvents, replayedBatches } from '@app/observability';
+import {
+  deadLetters,
+  ingestBatchEvents,
+  ingestFailures,
+  ingestedEvents,
+  replayedBatches,
+} from '@app/observability';
 import { REPORT_STORE, type ReportStore } from '@app/report-store';
 import { INGEST_CONFIG } from './ingest.tokens';
 import type { IngestConfig } from './ingest.config';
@@ -62,7 +74,9 @@ export class IngestService implements OnApplicationBootstrap, OnApplicationShutd
     if (rejected.length > 0) {
       await this.bus.publish(DEAD_LETTER_TOPIC, rejected);
       deadLetters.inc({ topic: batch.topic }, rejected.length);
-      this.logger.warn(`${rejected.length} message(s) of ${batch.topic}/${batch.partition} sent to ${DEAD_LETTER_TOPIC}`);
+      this.logger.warn(
+        `${rejected.length} message(s) of ${batch.topic}/${batch.partition} sent to ${DEAD_LETTER_TOPIC}`,
+      );
     }
     try {
       const result = await this.store.ingest(batchIdOf(batch), events);
@@ -72,7 +86,9 @@ export class IngestService implements OnApplicationBootstrap, OnApplicationShutd
       } else replayedBatches.inc();
     } catch (error) {
       ingestFailures.inc();
-      this.logger.error(`batch ${batchIdOf(batch)} not stored, will be redelivered: ${(error as Error).message}`);
+      this.logger.error(
+        `batch ${batchIdOf(batch)} not stored, will be redelivered: ${(error as Error).message}`,
+      );
       throw error;
     }
   }

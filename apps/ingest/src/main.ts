@@ -21,7 +21,14 @@ async function main(): Promise<void> {
     logger,
     name: 'ingest',
   });
-  process.once('SIGTERM', () => void app.close().then(() => bus.close()).then(() => reportStore.close()));
+  process.once(
+    'SIGTERM',
+    () =>
+      void app
+        .close()
+        .then(() => bus.close())
+        .then(() => reportStore.close()),
+  );
 }
 
 main().catch((error: unknown) => {

@@ -11,7 +11,10 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, 'adx');
   const system = await startEmbeddedSystem(process.env, logger);
   if (config.SEED_ON_EMPTY_DAYS > 0 && (await system.reportStore.isEmpty())) {
-    logger.info({ days: config.SEED_ON_EMPTY_DAYS, eventsPerDay: config.SEED_EVENTS_PER_DAY }, 'empty store: seeding demo traffic');
+    logger.info(
+      { days: config.SEED_ON_EMPTY_DAYS, eventsPerDay: config.SEED_EVENTS_PER_DAY },
+      'empty store: seeding demo traffic',
+    );
     const sent = await seedDemoTraffic(system.bus, system.catalog, {
       days: config.SEED_ON_EMPTY_DAYS,
       eventsPerDay: config.SEED_EVENTS_PER_DAY,
@@ -20,7 +23,9 @@ async function main(): Promise<void> {
     });
     logger.info({ events: sent }, 'demo traffic seeded');
   }
-  logger.info('ready: reporting http://127.0.0.1:8081/api, auction http://127.0.0.1:8080, ingest http://127.0.0.1:8082');
+  logger.info(
+    'ready: reporting http://127.0.0.1:8081/api, auction http://127.0.0.1:8080, ingest http://127.0.0.1:8082',
+  );
   const stop = () => void system.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

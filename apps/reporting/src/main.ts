@@ -17,7 +17,12 @@ async function main(): Promise<void> {
     reportStore,
     stateStore: stateStoreFrom(),
   });
-  const app = await startHttpApp(module, { host: config.REPORTING_HOST, port: config.REPORTING_PORT, logger, name: 'reporting' });
+  const app = await startHttpApp(module, {
+    host: config.REPORTING_HOST,
+    port: config.REPORTING_PORT,
+    logger,
+    name: 'reporting',
+  });
   process.once('SIGTERM', () => void app.close().then(() => reportStore.close()));
 }
 

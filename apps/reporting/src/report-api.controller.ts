@@ -39,7 +39,8 @@ export class ReportApiController {
       'X-Report-Code': String(outcome.code),
       'X-Report-Exactness': outcome.plan.tier,
     });
-    if (outcome.plan.removedColumns.length > 0) res.set('X-Report-Removed', outcome.plan.removedColumns.join(','));
+    if (outcome.plan.removedColumns.length > 0)
+      res.set('X-Report-Removed', outcome.plan.removedColumns.join(','));
     if (format === 'xlsx') res.set('Content-Disposition', 'attachment; filename="report.xlsx"');
     reportRequests.inc({ code: String(outcome.code) });
     stopTimer();

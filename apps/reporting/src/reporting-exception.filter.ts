@@ -88,16 +88,21 @@ export class ReportingExceptionFilter implements ExceptionFilter {
       code = status === 404 ? ReportCode.InvalidFunction : ReportCode.InvalidInput;
       message = exception.message;
     } else {
-      this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+      this.logger.error(
+        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+      );
       code = ReportCode.InternalError;
       message = REPORT_CODE_MESSAGES[ReportCode.InternalError];
       status = 500;
     }
     reportRequests.inc({ code: String(code) });
-    const requestFormat: RequestFormat = (res.locals[REQUEST_FORMAT_LOCAL] as RequestFormat | undefined) ?? 'json';
+    const requestFormat: RequestFormat =
+      (res.locals[REQUEST_FORMAT_LOCAL] as RequestFormat | undefined) ?? 'json';
     const format = negotiateResponseFormat(req.headers.accept, requestFormat);
     const rendered = this.renderer.renderError(code, message, format);
-    res.status(status).set({ ...headers, 'X-Report-Code': String(code), 'Content-Type': rendered.contentType });
+    res
+      .status(status)
+      .set({ ...headers, 'X-Report-Code': String(code), 'Content-Type': rendered.contentType });
     res.send(rendered.body);
   }
 }

@@ -1,4 +1,4 @@
-import { ReportCode, REPORT_CODE_MESSAGES } from '@app/report-model';
+import { type ReportCode, REPORT_CODE_MESSAGES } from '@app/report-model';
 
 /** A failure of a reporting request, carrying its result code of part 7. */
 export class ReportingException extends Error {

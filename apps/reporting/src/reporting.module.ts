@@ -29,7 +29,10 @@ export class ReportingModule {
     return {
       module: ReportingModule,
       imports: [
-        ObservabilityModule.forRoot({ reportStore: () => deps.reportStore.ping(), stateStore: () => deps.stateStore.ping() }),
+        ObservabilityModule.forRoot({
+          reportStore: () => deps.reportStore.ping(),
+          stateStore: () => deps.stateStore.ping(),
+        }),
       ],
       controllers: [ReportApiController],
       providers: [

@@ -8,7 +8,9 @@ export class CatalogException extends Error {
     readonly code: CatalogErrorCode,
     readonly problems: readonly string[],
   ) {
-    super(`catalog ${code === CatalogErrorCode.Unreadable ? 'unreadable' : 'invalid'}: ${problems.join('; ')}`);
+    super(
+      `catalog ${code === CatalogErrorCode.Unreadable ? 'unreadable' : 'invalid'}: ${problems.join('; ')}`,
+    );
     this.name = 'CatalogException';
   }
 }

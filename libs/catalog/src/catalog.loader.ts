@@ -45,14 +45,21 @@ function referenceProblems(doc: CatalogDocument): string[] {
   };
   for (const u of doc.users) check(accounts.has(u.accountId), `user ${u.id}: unknown account ${u.accountId}`);
   for (const p of doc.publishers)
-    check(kindOf.get(p.accountId) === 'publisher', `publisher ${p.id}: ${p.accountId} is not a publisher account`);
+    check(
+      kindOf.get(p.accountId) === 'publisher',
+      `publisher ${p.id}: ${p.accountId} is not a publisher account`,
+    );
   for (const a of doc.advertisers)
-    check(kindOf.get(a.accountId) === 'media_group', `advertiser ${a.id}: ${a.accountId} is not a media group`);
+    check(
+      kindOf.get(a.accountId) === 'media_group',
+      `advertiser ${a.id}: ${a.accountId} is not a media group`,
+    );
   for (const t of doc.templates) check(publishers.has(t.publisherId), `template ${t.id}: unknown publisher`);
   for (const s of doc.adSlots) check(templates.has(s.templateId), `ad slot ${s.id}: unknown template`);
   for (const io of doc.insertionOrders)
     check(advertisers.has(io.advertiserId), `insertion order ${io.id}: unknown advertiser`);
-  for (const c of doc.campaigns) check(ios.has(c.insertionOrderId), `campaign ${c.id}: unknown insertion order`);
+  for (const c of doc.campaigns)
+    check(ios.has(c.insertionOrderId), `campaign ${c.id}: unknown insertion order`);
   for (const s of doc.strategies) check(campaigns.has(s.campaignId), `strategy ${s.id}: unknown campaign`);
   for (const c of doc.creatives) check(strategies.has(c.strategyId), `creative ${c.id}: unknown strategy`);
   const domains = new Set<string>();

@@ -21,7 +21,7 @@ export class ConfigException extends Error {
 /** Marks a configuration property as secret: it is never printed by `describeConfig`. */
 export function Secret(): PropertyDecorator {
   return (target, key) => {
-    const keys: Set<string | symbol> = Reflect.getMetadata(SECRET_KEYS, target) ?? new Set();
+    const keys = (Reflect.getMetadata(SECRET_KEYS, target) as Set<string | symbol> | undefined) ?? new Set();
     keys.add(key);
     Reflect.defineMetadata(SECRET_KEYS, keys, target);
   };
@@ -38,11 +38,14 @@ export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.Proce
     const raw = env[key];
     if (raw === undefined || raw === '') continue;
     const fallback = (defaults as Record<string, unknown>)[key];
-    plain[key] = typeof fallback === 'number' ? (/^-?\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : raw) : raw;
+    plain[key] =
+      typeof fallback === 'number' ? (/^-?\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : raw) : raw;
   }
   const config = plainToInstance(cls, { ...defaults, ...plain });
   const problems = validateSync(config, { forbidUnknownValues: true }).flatMap((e) =>
-    Object.values(e.constraints ?? {}).map((m) => `${e.property}: ${m} (got ${JSON.stringify(plain[e.property] ?? null)})`),
+    Object.values(e.constraints ?? {}).map(
+      (m) => `${e.property}: ${m} (got ${JSON.stringify(plain[e.property] ?? null)})`,
+    ),
   );
   if (problems.length > 0) throw new ConfigException(ConfigErrorCode.Invalid, problems);
   return config;
@@ -50,7 +53,7 @@ export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.Proce
 
 /** The configuration as a loggable object, secrets replaced. */
 export function describeConfig(config: object): Record<string, unknown> {
-  const secrets: Set<string | symbol> = Reflect.getMetadata(SECRET_KEYS, config) ?? new Set();
+  const secrets = (Reflect.getMetadata(SECRET_KEYS, config) as Set<string | symbol> | undefined) ?? new Set();
   return Object.fromEntries(
     Object.entries(config).map(([k, v]) => [k, secrets.has(k) && v !== undefined ? '[secret]' : v]),
   );

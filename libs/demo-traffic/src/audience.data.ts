@@ -31,12 +31,36 @@ export interface Device {
 }
 
 export const DEVICES = new Weighted<Device>([
-  [{ type: 'Phone', maker: 'Apple', model: 'iPhone 15', os: 'iOS', browsers: ['Apple Mail', 'Gmail App'] }, 24],
-  [{ type: 'Phone', maker: 'Samsung', model: 'Galaxy S24', os: 'Android', browsers: ['Gmail App', 'Samsung Email'] }, 12],
+  [
+    { type: 'Phone', maker: 'Apple', model: 'iPhone 15', os: 'iOS', browsers: ['Apple Mail', 'Gmail App'] },
+    24,
+  ],
+  [
+    {
+      type: 'Phone',
+      maker: 'Samsung',
+      model: 'Galaxy S24',
+      os: 'Android',
+      browsers: ['Gmail App', 'Samsung Email'],
+    },
+    12,
+  ],
   [{ type: 'Phone', maker: 'Google', model: 'Pixel 8', os: 'Android', browsers: ['Gmail App'] }, 4],
   [{ type: 'Tablet', maker: 'Apple', model: 'iPad Air', os: 'iPadOS', browsers: ['Apple Mail'] }, 7],
-  [{ type: 'PC', maker: 'Apple', model: 'Mac', os: 'macOS', browsers: ['Apple Mail', 'Chrome', 'Safari'] }, 12],
-  [{ type: 'PC', maker: 'Dell', model: 'Windows PC', os: 'Windows', browsers: ['Outlook', 'Chrome', 'Edge'] }, 20],
+  [
+    { type: 'PC', maker: 'Apple', model: 'Mac', os: 'macOS', browsers: ['Apple Mail', 'Chrome', 'Safari'] },
+    12,
+  ],
+  [
+    {
+      type: 'PC',
+      maker: 'Dell',
+      model: 'Windows PC',
+      os: 'Windows',
+      browsers: ['Outlook', 'Chrome', 'Edge'],
+    },
+    20,
+  ],
   [{ type: 'WebmailProxy', maker: 'Google', model: 'Gmail Image Proxy', os: '', browsers: ['Gmail'] }, 16],
   [{ type: 'WebmailProxy', maker: 'Yahoo', model: 'Yahoo Image Proxy', os: '', browsers: ['Yahoo Mail'] }, 3],
   [{ type: 'MediaCenter', maker: 'Roku', model: 'Roku Ultra', os: 'Roku OS', browsers: ['Roku'] }, 2],
@@ -78,5 +102,7 @@ export const SEGMENTS = new Weighted<readonly [string, string]>([
 
 /** Share of email opens in each UTC hour: a morning peak and a smaller evening one. */
 export const HOURS = new Weighted<number>(
-  [1, 1, 1, 1, 1, 2, 4, 7, 9, 9, 8, 7, 7, 6, 6, 6, 6, 6, 7, 7, 6, 4, 3, 2].map((w, hour) => [hour, w] as const),
+  [1, 1, 1, 1, 1, 2, 4, 7, 9, 9, 8, 7, 7, 6, 6, 6, 6, 6, 7, 7, 6, 4, 3, 2].map(
+    (w, hour) => [hour, w] as const,
+  ),
 );

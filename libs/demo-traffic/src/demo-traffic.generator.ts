@@ -85,7 +85,14 @@ export function* generateDemoTraffic(catalog: Catalog, options: DemoTrafficOptio
       }
       if (random.chance(CLICK_RATE)) {
         const clickMs = openMs + random.int(600_000);
-        yield { ...base, event_id: nextId(), type: 'click', ts: at(clickMs), spend_micros: 0, revenue_micros: 0 };
+        yield {
+          ...base,
+          event_id: nextId(),
+          type: 'click',
+          ts: at(clickMs),
+          spend_micros: 0,
+          revenue_micros: 0,
+        };
         emitted += 1;
         if (random.chance(POST_CLICK_CONVERSION_RATE)) {
           yield {

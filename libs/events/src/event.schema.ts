@@ -115,7 +115,10 @@ export function parseAdEvent(value: string): ParsedEvent {
   }
   if (!validateAdEvent(plain)) {
     const first = validateAdEvent.errors?.[0];
-    return { ok: false, reason: `invalid event: ${first?.instancePath || '/'} ${first?.message ?? ''}`.trim() };
+    return {
+      ok: false,
+      reason: `invalid event: ${first?.instancePath || '/'} ${first?.message ?? ''}`.trim(),
+    };
   }
   const event = plain as AdEvent;
   if (Number.isNaN(Date.parse(event.ts))) return { ok: false, reason: 'invalid event: /ts is not a date' };

@@ -136,7 +136,13 @@ export class InProcessEventBus implements EventBus {
     return queues[partition];
   }
 
-  private schedule(group: Group, topic: string, partition: number, queue: PartitionQueue, delay?: number): void {
+  private schedule(
+    group: Group,
+    topic: string,
+    partition: number,
+    queue: PartitionQueue,
+    delay?: number,
+  ): void {
     if (queue.busy || queue.timer || group.stopped) return;
     const wait = delay ?? (queue.length >= this.options.maxBatchSize ? 0 : this.options.lingerMs);
     queue.timer = setTimeout(() => {
@@ -145,7 +151,12 @@ export class InProcessEventBus implements EventBus {
     }, wait);
   }
 
-  private async deliver(group: Group, topic: string, partition: number, queue: PartitionQueue): Promise<void> {
+  private async deliver(
+    group: Group,
+    topic: string,
+    partition: number,
+    queue: PartitionQueue,
+  ): Promise<void> {
     if (group.stopped || queue.length === 0) {
       this.notify();
       return;
@@ -161,7 +172,8 @@ export class InProcessEventBus implements EventBus {
     } finally {
       queue.busy = false;
     }
-    if (queue.length > 0) this.schedule(group, topic, partition, queue, retry ? this.options.retryDelayMs : 0);
+    if (queue.length > 0)
+      this.schedule(group, topic, partition, queue, retry ? this.options.retryDelayMs : 0);
     this.notify();
   }
 
@@ -174,7 +186,8 @@ export class InProcessEventBus implements EventBus {
 
   private isIdle(): boolean {
     for (const group of this.groups.values())
-      for (const queues of group.queues.values()) for (const q of queues) if (q.length > 0 || q.busy) return false;
+      for (const queues of group.queues.values())
+        for (const q of queues) if (q.length > 0 || q.busy) return false;
     return true;
   }
 

@@ -7,7 +7,12 @@ function once<T>(name: string, create: () => T): T {
 
 export const reportRequests = once(
   'adx_report_requests_total',
-  () => new Counter({ name: 'adx_report_requests_total', help: 'Reporting API requests by result code', labelNames: ['code'] }),
+  () =>
+    new Counter({
+      name: 'adx_report_requests_total',
+      help: 'Reporting API requests by result code',
+      labelNames: ['code'],
+    }),
 );
 
 export const reportDuration = once(
@@ -22,22 +27,40 @@ export const reportDuration = once(
 
 export const ingestedEvents = once(
   'adx_ingested_events_total',
-  () => new Counter({ name: 'adx_ingested_events_total', help: 'Events stored by the ingest', labelNames: ['topic'] }),
+  () =>
+    new Counter({
+      name: 'adx_ingested_events_total',
+      help: 'Events stored by the ingest',
+      labelNames: ['topic'],
+    }),
 );
 
 export const replayedBatches = once(
   'adx_ingest_replayed_batches_total',
-  () => new Counter({ name: 'adx_ingest_replayed_batches_total', help: 'Batches skipped because already stored' }),
+  () =>
+    new Counter({
+      name: 'adx_ingest_replayed_batches_total',
+      help: 'Batches skipped because already stored',
+    }),
 );
 
 export const deadLetters = once(
   'adx_dead_letters_total',
-  () => new Counter({ name: 'adx_dead_letters_total', help: 'Messages sent to the dead-letter topic', labelNames: ['topic'] }),
+  () =>
+    new Counter({
+      name: 'adx_dead_letters_total',
+      help: 'Messages sent to the dead-letter topic',
+      labelNames: ['topic'],
+    }),
 );
 
 export const ingestFailures = once(
   'adx_ingest_failures_total',
-  () => new Counter({ name: 'adx_ingest_failures_total', help: 'Batches that failed to store and will be redelivered' }),
+  () =>
+    new Counter({
+      name: 'adx_ingest_failures_total',
+      help: 'Batches that failed to store and will be redelivered',
+    }),
 );
 
 export const ingestBatchEvents = once(

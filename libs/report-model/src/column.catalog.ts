@@ -135,7 +135,11 @@ export function findAttribute(name: string): AttributeDefinition | undefined {
   return ATTRIBUTES_BY_NAME.get(name);
 }
 
-export function isMetricAllowed(metric: MetricDefinition, variant: 'full' | 'advertiser_only', type: ReportType): boolean {
+export function isMetricAllowed(
+  metric: MetricDefinition,
+  variant: 'full' | 'advertiser_only',
+  type: ReportType,
+): boolean {
   return variant === 'advertiser_only' ? metric.inVariant : metric.types.includes(type);
 }
 

@@ -87,7 +87,11 @@ export function findSplit(name: string): SplitDefinition | undefined {
 }
 
 /** Whether a split may be requested by a user of the given variant with the given report type. */
-export function isSplitAllowed(split: SplitDefinition, variant: 'full' | 'advertiser_only', type: ReportType): boolean {
+export function isSplitAllowed(
+  split: SplitDefinition,
+  variant: 'full' | 'advertiser_only',
+  type: ReportType,
+): boolean {
   return variant === 'advertiser_only' ? split.variantExactness !== undefined : split.types.includes(type);
 }
 

@@ -1,3 +1,5 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -23,12 +25,15 @@ export async function startHttpApp(module: unknown, options: HttpAppOptions): Pr
   app.disable('x-powered-by');
   app.enableShutdownHooks();
   await app.listen(options.port, options.host);
-  const address = app.getHttpServer().address() as { port: number } | null;
-  options.logger.info({ app: options.name, url: `http://${options.host}:${address?.port ?? options.port}` }, 'listening');
+  options.logger.info(
+    { app: options.name, url: `http://${options.host}:${listeningPort(app)}` },
+    'listening',
+  );
   return app;
 }
 
 /** The port an app actually listens on (useful when configured with port 0). */
 export function listeningPort(app: INestApplication): number {
-  return (app.getHttpServer().address() as { port: number }).port;
+  const server = app.getHttpServer() as Server;
+  return (server.address() as AddressInfo).port;
 }

@@ -1,4 +1,4 @@
-import { Catalog, loadCatalog } from '@app/catalog';
+import { type Catalog, loadCatalog } from '@app/catalog';
 import { generateDemoTraffic } from '@app/demo-traffic';
 import { EVENT_SCHEMA_VERSION, emptyDimensions, type AdEvent } from '@app/events';
 
@@ -75,7 +75,10 @@ export interface ExpectedCounts {
 }
 
 /** Sums per split value, straight from the events. */
-export function expectedBySplit(events: readonly AdEvent[], split: string): Map<string | number, ExpectedCounts> {
+export function expectedBySplit(
+  events: readonly AdEvent[],
+  split: string,
+): Map<string | number, ExpectedCounts> {
   const out = new Map<string | number, ExpectedCounts>();
   for (const e of events) {
     const key = splitValueOf(e, split);

@@ -37,12 +37,27 @@ export class ReportClient {
     return { id: user.id, seed, hash: sha1Hex(`${user.token}${seed}`), ...body };
   }
 
-  async json(user: { id: string; token: string }, body: Record<string, unknown>, headers: Record<string, string> = {}) {
-    return this.send(JSON.stringify(this.signed(user, body)), { 'content-type': 'application/json', ...headers });
+  async json(
+    user: { id: string; token: string },
+    body: Record<string, unknown>,
+    headers: Record<string, string> = {},
+  ) {
+    return this.send(JSON.stringify(this.signed(user, body)), {
+      'content-type': 'application/json',
+      ...headers,
+    });
   }
 
-  async send(body: string | Buffer, headers: Record<string, string> = {}, method: 'POST' | 'GET' = 'POST'): Promise<ApiResponse> {
-    const response = await request(`${this.baseUrl}/api`, { method, headers, body: method === 'POST' ? body : undefined });
+  async send(
+    body: string | Buffer,
+    headers: Record<string, string> = {},
+    method: 'POST' | 'GET' = 'POST',
+  ): Promise<ApiResponse> {
+    const response = await request(`${this.baseUrl}/api`, {
+      method,
+      headers,
+      body: method === 'POST' ? body : undefined,
+    });
     const buffer = Buffer.from(await response.body.arrayBuffer());
     const text = buffer.toString('utf8');
     return {

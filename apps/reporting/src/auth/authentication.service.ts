@@ -52,7 +52,8 @@ export class AuthenticationService {
     const windowSeconds = this.config.SEED_WINDOW_SECONDS;
     if (Math.abs(seed - Math.floor(now.getTime() / 1000)) > windowSeconds) fail(ReportCode.SeedOutOfWindow);
 
-    if (typeof hash !== 'string' || !HASH_PATTERN.test(hash)) fail(ReportCode.InvalidHash, 'hash must be 40 hex digits');
+    if (typeof hash !== 'string' || !HASH_PATTERN.test(hash))
+      fail(ReportCode.InvalidHash, 'hash must be 40 hex digits');
     const expected = createHash('sha1').update(`${user.token}${seed}`).digest();
     if (!timingSafeEqual(expected, Buffer.from(hash, 'hex'))) fail(ReportCode.AuthenticationFailed);
 

@@ -94,13 +94,17 @@ export class ReportRendererService {
         };
       case 'json':
       case 'xlsx':
-        return { contentType: RESPONSE_CONTENT_TYPES.json, body: JSON.stringify({ error: { code, message } }) };
+        return {
+          contentType: RESPONSE_CONTENT_TYPES.json,
+          body: JSON.stringify({ error: { code, message } }),
+        };
     }
   }
 
   private xml(records: readonly ReportRecord[], fields: readonly string[]): string {
     const root = create({ version: '1.0', encoding: 'UTF-8' }).ele('root');
-    for (const record of records) for (const field of fields) root.ele(field).txt(text(record[field] ?? null));
+    for (const record of records)
+      for (const field of fields) root.ele(field).txt(text(record[field] ?? null));
     return root.end();
   }
 
@@ -116,7 +120,8 @@ export class ReportRendererService {
     if (layout.columnNames === 'top') head.push(`<tr>${cells(namesRecord(report.fields), 'th')}</tr>`);
     const body = report.records.map((r) => `<tr>${cells(r, 'td')}</tr>`);
     if (layout.columnTotals === 'top') body.unshift(`<tr class="totals">${cells(report.totals, 'td')}</tr>`);
-    const foot = layout.columnTotals === 'bottom' ? `<tfoot><tr>${cells(report.totals, 'td')}</tr></tfoot>` : '';
+    const foot =
+      layout.columnTotals === 'bottom' ? `<tfoot><tr>${cells(report.totals, 'td')}</tr></tfoot>` : '';
     const table = `<table>${head.length ? `<thead>${head.join('')}</thead>` : ''}<tbody>${body.join('\n')}</tbody>${foot}</table>`;
     return htmlPage('Report', table);
   }
@@ -124,7 +129,11 @@ export class ReportRendererService {
   /** Streams the workbook row by row, so that memory stays flat for large reports. */
   private xlsx(report: Report, layout: Layout): Readable {
     const stream = new PassThrough();
-    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream, useStyles: true, useSharedStrings: false });
+    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+      stream,
+      useStyles: true,
+      useSharedStrings: false,
+    });
     const frozen = layout.columnNames === 'top' ? [{ state: 'frozen' as const, ySplit: 1 }] : [];
     const sheet = workbook.addWorksheet('Report', { views: frozen });
     sheet.columns = report.fields.map((f) => ({ key: f, width: Math.max(12, f.length + 2) }));

@@ -43,7 +43,10 @@ function compare(a: CellValue, b: CellValue): number {
 }
 
 function comparator(rules: readonly SortRule[], split: string | undefined) {
-  const all = split && !rules.some((r) => r.key === split) ? [...rules, { key: split, direction: 'asc' as const }] : rules;
+  const all =
+    split && !rules.some((r) => r.key === split)
+      ? [...rules, { key: split, direction: 'asc' as const }]
+      : rules;
   return (a: ReportRecord, b: ReportRecord): number => {
     for (const rule of all) {
       const order = compare(a[rule.key], b[rule.key]);

@@ -56,13 +56,15 @@ function reportType(dto: ReportRequestDto, variant: ApiVariant): ReportType {
     throw invalid('type must be advertiser');
   }
   if (dto.type === undefined) throw new ReportingException(ReportCode.MissingParameter, 'type is required');
-  if (dto.type !== 'publisher' && dto.type !== 'advertiser') throw invalid('type must be publisher or advertiser');
+  if (dto.type !== 'publisher' && dto.type !== 'advertiser')
+    throw invalid('type must be publisher or advertiser');
   return dto.type;
 }
 
 function dayRange(dto: ReportRequestDto, now: Date): DayRange {
   const start = parseDateExpression(dto.startDate, now);
-  if (start === undefined) throw invalid(`startDate: ${JSON.stringify(dto.startDate)} is not a date we understand`);
+  if (start === undefined)
+    throw invalid(`startDate: ${JSON.stringify(dto.startDate)} is not a date we understand`);
   const end = parseDateExpression(dto.endDate, now);
   if (end === undefined) throw invalid(`endDate: ${JSON.stringify(dto.endDate)} is not a date we understand`);
   const today = utcToday(now);
@@ -83,7 +85,11 @@ function accountScope(type: ReportType, auth: AuthenticatedUser, catalog: Catalo
 }
 
 /** The publisher or advertiser an entity id of a filter belongs to, when the catalog knows it. */
-function ownerOf(dimension: string, value: string, catalog: Catalog): { publisher?: string; advertiser?: string } {
+function ownerOf(
+  dimension: string,
+  value: string,
+  catalog: Catalog,
+): { publisher?: string; advertiser?: string } {
   switch (dimension) {
     case 'publisher_id':
       return { publisher: catalog.publishers.get(value)?.id };
@@ -111,20 +117,26 @@ function ownerOf(dimension: string, value: string, catalog: Catalog): { publishe
 function filters(dto: ReportRequestDto, scope: AccountScope, catalog: Catalog): DimensionFilter[] {
   return (dto.filters ?? []).map((filter) => {
     const split = findSplit(filter.dimension);
-    if (!split) throw new ReportingException(ReportCode.InvalidDimension, `filter dimension ${filter.dimension}`);
+    if (!split)
+      throw new ReportingException(ReportCode.InvalidDimension, `filter dimension ${filter.dimension}`);
     const values = filter.values.map((value) => {
       const text = String(value).trim();
       if (split.valueKind !== 'integer') return String(value);
-      if (!/^-?\d{1,6}$/.test(text)) throw invalid(`filter on ${split.name}: ${JSON.stringify(value)} is not an integer`);
+      if (!/^-?\d{1,6}$/.test(text))
+        throw invalid(`filter on ${split.name}: ${JSON.stringify(value)} is not an integer`);
       return String(Number(text));
     });
     if (filter.operator === 'equals') {
       for (const value of values) {
         const owner = ownerOf(split.name, value, catalog);
         const foreignPublisher =
-          scope.publisherIds && owner.publisher !== undefined && !scope.publisherIds.includes(owner.publisher);
+          scope.publisherIds &&
+          owner.publisher !== undefined &&
+          !scope.publisherIds.includes(owner.publisher);
         const foreignAdvertiser =
-          scope.advertiserIds && owner.advertiser !== undefined && !scope.advertiserIds.includes(owner.advertiser);
+          scope.advertiserIds &&
+          owner.advertiser !== undefined &&
+          !scope.advertiserIds.includes(owner.advertiser);
         if (foreignPublisher || foreignAdvertiser) {
           throw new ReportingException(ReportCode.FilterOutsideAccount, `${split.name} ${value}`);
         }
@@ -153,7 +165,8 @@ function columns(
 function sortRules(dto: ReportRequestDto, split: string | undefined, kept: readonly string[]): SortRule[] {
   const rules: SortRule[] = [];
   for (const [key, value] of Object.entries(dto.sort ?? {})) {
-    if (key !== split && !kept.includes(key)) throw invalid(`sort key ${key} is neither the split nor a returned column`);
+    if (key !== split && !kept.includes(key))
+      throw invalid(`sort key ${key} is neither the split nor a returned column`);
     rules.push({ key, direction: value === 'asc' || value === 'desc' ? value : defaultDirection(key) });
   }
   return rules;
@@ -179,7 +192,10 @@ export function planReport(
   const splitName = dto.splits[0];
   const split = splitName === undefined ? undefined : findSplit(splitName);
   if (splitName !== undefined && (!split || !isSplitAllowed(split, variant, type))) {
-    throw new ReportingException(ReportCode.InvalidDimension, `split ${splitName} is not available for ${type} reports`);
+    throw new ReportingException(
+      ReportCode.InvalidDimension,
+      `split ${splitName} is not available for ${type} reports`,
+    );
   }
   const scope = accountScope(type, auth, catalog);
   const { kept, removed } = columns(dto, variant, type);

@@ -1,7 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Catalog } from '@app/catalog';
 import { ReportCode } from '@app/report-model';
-import { REPORT_STORE, ReportStoreErrorCode, ReportStoreException, type ReportStore } from '@app/report-store';
+import {
+  REPORT_STORE,
+  ReportStoreErrorCode,
+  ReportStoreException,
+  type ReportStore,
+} from '@app/report-store';
 import { AuthenticationService } from '../auth/authentication.service';
 import { RateLimiterService } from '../auth/rate-limiter.service';
 import { ReportingException } from '../reporting.exception';

@@ -37,7 +37,10 @@ function IsScalarFilterValue(options: ValidationOptions): PropertyDecorator {
       validator: {
         validate: (value: unknown) =>
           !Array.isArray(value) ||
-          value.every((v) => (typeof v === 'string' && v.length <= 256) || (typeof v === 'number' && Number.isFinite(v))),
+          value.every(
+            (v) =>
+              (typeof v === 'string' && v.length <= 256) || (typeof v === 'number' && Number.isFinite(v)),
+          ),
       },
     });
 }

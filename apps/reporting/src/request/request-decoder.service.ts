@@ -54,7 +54,8 @@ export class RequestDecoderService {
       );
     }
     const text = raw.toString('utf8');
-    if (text.trim() === '') throw new ReportingException(ReportCode.MissingParameter, 'the request body is empty');
+    if (text.trim() === '')
+      throw new ReportingException(ReportCode.MissingParameter, 'the request body is empty');
     const format = declared ?? sniffRequestFormat(text);
     if (format === undefined) {
       throw new ReportingException(ReportCode.InvalidContentType, 'the body is neither JSON nor XML');
@@ -78,7 +79,8 @@ export class RequestDecoderService {
   }
 
   private parseXml(text: string): Record<string, unknown> {
-    if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw invalid('XML with a DOCTYPE or entity declarations is not accepted');
+    if (/<!DOCTYPE|<!ENTITY/i.test(text))
+      throw invalid('XML with a DOCTYPE or entity declarations is not accepted');
     const valid = XMLValidator.validate(text);
     if (valid !== true) throw invalid(`malformed XML: ${valid.err.msg} (line ${valid.err.line})`);
     const parsed = xmlParser.parse(text) as Record<string, unknown>;
@@ -86,7 +88,8 @@ export class RequestDecoderService {
     if (roots.length !== 1 || roots[0] !== 'data') throw invalid('the XML root element must be <data>');
     const data = parsed.data;
     if (data === '' || data === undefined) return {};
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) throw invalid('<data> must hold elements');
+    if (typeof data !== 'object' || data === null || Array.isArray(data))
+      throw invalid('<data> must hold elements');
     return data as Record<string, unknown>;
   }
 }

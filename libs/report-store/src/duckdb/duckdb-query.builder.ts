@@ -32,13 +32,19 @@ export function buildDuckDbQuery(query: StoreQuery): BuiltQuery {
     return `$${params.length}`;
   };
   const table = query.tier === 'exact' ? 'exact_daily' : 'inexact_sample';
-  const where = [`day BETWEEN CAST(${bind(query.range.start)} AS DATE) AND CAST(${bind(query.range.end)} AS DATE)`];
+  const where = [
+    `day BETWEEN CAST(${bind(query.range.start)} AS DATE) AND CAST(${bind(query.range.end)} AS DATE)`,
+  ];
   const inList = (values: readonly string[]) => values.map(bind).join(', ');
   if (query.scope.publisherIds) {
-    where.push(query.scope.publisherIds.length ? `publisher_id IN (${inList(query.scope.publisherIds)})` : 'FALSE');
+    where.push(
+      query.scope.publisherIds.length ? `publisher_id IN (${inList(query.scope.publisherIds)})` : 'FALSE',
+    );
   }
   if (query.scope.advertiserIds) {
-    where.push(query.scope.advertiserIds.length ? `advertiser_id IN (${inList(query.scope.advertiserIds)})` : 'FALSE');
+    where.push(
+      query.scope.advertiserIds.length ? `advertiser_id IN (${inList(query.scope.advertiserIds)})` : 'FALSE',
+    );
   }
   for (const filter of query.filters) {
     const column = `CAST(${dimensionSql(filter.dimension)} AS VARCHAR)`;
@@ -53,5 +59,8 @@ export function buildDuckDbQuery(query: StoreQuery): BuiltQuery {
   const key = query.split ? `${dimensionSql(query.split)} AS k, ` : '';
   const groupBy = query.split ? ' GROUP BY k' : '';
   const having = query.split ? '' : ' HAVING COUNT(*) > 0';
-  return { sql: `SELECT ${key}${sums} FROM ${table} WHERE ${where.join(' AND ')}${groupBy}${having}`, params };
+  return {
+    sql: `SELECT ${key}${sums} FROM ${table} WHERE ${where.join(' AND ')}${groupBy}${having}`,
+    params,
+  };
 }

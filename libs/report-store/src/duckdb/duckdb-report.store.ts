@@ -60,9 +60,15 @@ export class DuckDbReportStore implements ReportStore {
 
   static async open(options: DuckDbStoreOptions): Promise<DuckDbReportStore> {
     try {
-      if (options.path !== ':memory:') mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
+      if (options.path !== ':memory:')
+        mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
       const instance = await DuckDBInstance.create(options.path);
-      const store = new DuckDbReportStore(instance, await instance.connect(), await instance.connect(), options);
+      const store = new DuckDbReportStore(
+        instance,
+        await instance.connect(),
+        await instance.connect(),
+        options,
+      );
       return store;
     } catch (error) {
       throw new ReportStoreException(
@@ -102,7 +108,9 @@ export class DuckDbReportStore implements ReportStore {
     return this.writeLock.run(async () => {
       await this.writer.run('BEGIN TRANSACTION');
       try {
-        const seen = await this.writer.runAndReadAll('SELECT 1 FROM ingested_batches WHERE batch_id = $1', [batchId]);
+        const seen = await this.writer.runAndReadAll('SELECT 1 FROM ingested_batches WHERE batch_id = $1', [
+          batchId,
+        ]);
         if (seen.currentRowCount > 0) {
           await this.writer.run('ROLLBACK');
           return { stored: false, events: events.length };
@@ -118,7 +126,9 @@ export class DuckDbReportStore implements ReportStore {
         return { stored: true, events: events.length };
       } catch (error) {
         await this.writer.run('ROLLBACK').catch(() => undefined);
-        throw new ReportStoreException(ReportStoreErrorCode.Failed, `ingest of ${batchId} failed`, { cause: error });
+        throw new ReportStoreException(ReportStoreErrorCode.Failed, `ingest of ${batchId} failed`, {
+          cause: error,
+        });
       }
     });
   }
@@ -136,7 +146,10 @@ export class DuckDbReportStore implements ReportStore {
           measures[name] = Number(row[offset + i] ?? 0);
         });
         const key = hasKey ? row[0] : undefined;
-        return { key: typeof key === 'bigint' ? Number(key) : (key as string | number | undefined), measures };
+        return {
+          key: typeof key === 'bigint' ? Number(key) : (key as string | number | undefined),
+          measures,
+        };
       });
     } catch (error) {
       const message = (error as Error).message ?? '';
