@@ -1,3 +1,4 @@
 export * from './reporting.module';
 export * from './reporting.config';
 export * from './reporting.tokens';
+export { ReportRendererService } from './render/report-renderer.service';

@@ -20,7 +20,7 @@ const DEFAULTS: InProcessBusOptions = {
   partitions: 4,
   maxBatchSize: 5_000,
   lingerMs: 20,
-  highWaterMark: 200_000,
+  highWaterMark: 20_000,
   retryDelayMs: 200,
 };
 
