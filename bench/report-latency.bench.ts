@@ -105,8 +105,8 @@ async function measureXlsxMemory(): Promise<{ peakMb: number; maxRssMb: number; 
 }
 
 async function main(): Promise<void> {
-  const fresh = !existsSync(values.store!);
-  const store = await openReportStore({ kind: 'duckdb', path: values.store!, sampleDenominator: 10, queryTimeoutMs: 60_000 });
+  const fresh = !existsSync(values.store);
+  const store = await openReportStore({ kind: 'duckdb', path: values.store, sampleDenominator: 10, queryTimeoutMs: 60_000 });
   if (fresh || (await store.isEmpty())) await seed(store);
   const config = loadConfig(ReportingConfig, { REPORTING_PORT: '0', RATE_LIMIT_PER_SECOND: '10000' });
   const app = await startHttpApp(
