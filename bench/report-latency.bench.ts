@@ -34,13 +34,19 @@ async function seed(store: ReportStore): Promise<void> {
   let batch: AdEvent[] = [];
   let n = 0;
   const catalog = loadCatalog();
-  for (const event of generateDemoTraffic(catalog, { days: DAYS, eventsPerDay: Math.ceil(EVENTS / DAYS), now: new Date(), seed: 1 })) {
+  for (const event of generateDemoTraffic(catalog, {
+    days: DAYS,
+    eventsPerDay: Math.ceil(EVENTS / DAYS),
+    now: new Date(),
+    seed: 1,
+  })) {
     batch.push(event);
     if (batch.length === 20_000) {
       await store.ingest(`bench/0/${n}`, batch);
       n += batch.length;
       batch = [];
-      if (n % 1_000_000 === 0) console.log(`seeded ${n} events, ${Math.round(n / ((Date.now() - started) / 1000))}/s`);
+      if (n % 1_000_000 === 0)
+        console.log(`seeded ${n} events, ${Math.round(n / ((Date.now() - started) / 1000))}/s`);
     }
   }
   await store.ingest(`bench/0/${n}`, batch);
@@ -52,7 +58,12 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-async function measureXlsxMemory(): Promise<{ peakMb: number; maxRssMb: number; bytes: number; seconds: number }> {
+async function measureXlsxMemory(): Promise<{
+  peakMb: number;
+  maxRssMb: number;
+  bytes: number;
+  seconds: number;
+}> {
   const fields = ['zip', 'impressions', 'clicks', 'ctr', 'spend', 'campaign_name'];
   const records = Array.from({ length: 100_000 }, (_, i) => ({
     zip: String(10_000 + i),
@@ -79,7 +90,10 @@ async function measureXlsxMemory(): Promise<{ peakMb: number; maxRssMb: number; 
     peak = Math.max(peak, used());
   }, 2);
   const started = Date.now();
-  const body = new ReportRendererService().render(report, 'xlsx', { columnNames: 'top', columnTotals: 'bottom' }).body;
+  const body = new ReportRendererService().render(report, 'xlsx', {
+    columnNames: 'top',
+    columnTotals: 'bottom',
+  }).body;
   let bytes = 0;
   await new Promise<void>((resolve, reject) => {
     (body as NodeJS.ReadableStream)
@@ -106,18 +120,34 @@ async function measureXlsxMemory(): Promise<{ peakMb: number; maxRssMb: number; 
 
 async function main(): Promise<void> {
   const fresh = !existsSync(values.store);
-  const store = await openReportStore({ kind: 'duckdb', path: values.store, sampleDenominator: 10, queryTimeoutMs: 60_000 });
+  const store = await openReportStore({
+    kind: 'duckdb',
+    path: values.store,
+    sampleDenominator: 10,
+    queryTimeoutMs: 60_000,
+  });
   if (fresh || (await store.isEmpty())) await seed(store);
   const config = loadConfig(ReportingConfig, { REPORTING_PORT: '0', RATE_LIMIT_PER_SECOND: '10000' });
   const app = await startHttpApp(
-    ReportingModule.forRoot({ config, catalog: loadCatalog(), reportStore: store, stateStore: new MemoryStateStore() }),
+    ReportingModule.forRoot({
+      config,
+      catalog: loadCatalog(),
+      reportStore: store,
+      stateStore: new MemoryStateStore(),
+    }),
     { host: '127.0.0.1', port: 0, logger: createLogger('warn', 'bench'), name: 'reporting' },
   );
   const client = new ReportClient(`http://127.0.0.1:${listeningPort(app)}`, () => new Date());
   const user = { id: 'demo-adv', token: 'demo-adv-token' };
   const shapes: [string, Record<string, unknown>][] = [
-    ['day split, 30 days (exact)', { splits: ['day'], columns: ['impressions', 'clicks', 'ctr', 'spend', 'gross_cpm'] }],
-    ['campaign split (exact)', { splits: ['campaign_id'], columns: ['campaign_name', 'impressions', 'clicks', 'spend'] }],
+    [
+      'day split, 30 days (exact)',
+      { splits: ['day'], columns: ['impressions', 'clicks', 'ctr', 'spend', 'gross_cpm'] },
+    ],
+    [
+      'campaign split (exact)',
+      { splits: ['campaign_id'], columns: ['campaign_name', 'impressions', 'clicks', 'spend'] },
+    ],
     ['country split (inexact)', { splits: ['country'], columns: ['impressions', 'clicks', 'ctr', 'spend'] }],
   ];
   const results: string[] = [];
@@ -132,7 +162,9 @@ async function main(): Promise<void> {
       if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status} ${res.text}`);
     }
     times.sort((a, b) => a - b);
-    results.push(`| ${name} | ${percentile(times, 50).toFixed(1)} ms | ${percentile(times, 99).toFixed(1)} ms |`);
+    results.push(
+      `| ${name} | ${percentile(times, 50).toFixed(1)} ms | ${percentile(times, 99).toFixed(1)} ms |`,
+    );
   }
   await app.close();
   await store.close();

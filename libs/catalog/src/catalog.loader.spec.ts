@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { type CatalogException } from './catalog.exception';
 import { DEMO_CATALOG_PATH, buildCatalog, loadCatalog } from './catalog.loader';
 
-const demo = () => JSON.parse(readFileSync(DEMO_CATALOG_PATH, 'utf8')) as Record<string, Record<string, unknown>[]>;
+const demo = () =>
+  JSON.parse(readFileSync(DEMO_CATALOG_PATH, 'utf8')) as Record<string, Record<string, unknown>[]>;
 const problemsOf = (doc: unknown): readonly string[] => {
   try {
     buildCatalog(doc);
