@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { existsSync } from 'node:fs';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { loadCatalog } from '@app/catalog';
@@ -118,6 +119,20 @@ async function measureXlsxMemory(): Promise<{
   };
 }
 
+/** Rows in each tier against the events stored, read straight from the DuckDB file. */
+async function tierSizes(file: string): Promise<string> {
+  const instance = await DuckDBInstance.create(file);
+  const connection = await instance.connect();
+  const count = async (sql: string) => Number((await connection.runAndReadAll(sql)).getRows()[0][0]);
+  const events = await count('SELECT sum(events) FROM ingested_batches');
+  const exact = await count('SELECT count(*) FROM exact_daily');
+  const inexact = await count('SELECT count(*) FROM inexact_sample');
+  connection.closeSync();
+  instance.closeSync();
+  const pct = (n: number) => ((n / events) * 100).toFixed(2);
+  return `${events} events; exact_daily ${exact} rows (${pct(exact)} %); inexact_sample ${inexact} rows (${pct(inexact)} %)`;
+}
+
 async function main(): Promise<void> {
   const fresh = !existsSync(values.store);
   const store = await openReportStore({
@@ -168,10 +183,12 @@ async function main(): Promise<void> {
   }
   await app.close();
   await store.close();
+  const tiers = await tierSizes(values.store!);
   const xlsx = await measureXlsxMemory();
   console.log(`\n${EVENTS} events over ${DAYS} days, ${ITERATIONS} requests per shape\n`);
   console.log('| report | p50 | p99 |\n|---|---|---|');
   for (const line of results) console.log(line);
+  console.log(`\nTier rows: ${tiers}`);
   console.log(
     `\nXLSX export of 100,000 rows (${(xlsx.bytes / 1e6).toFixed(1)} MB): peak heap+buffers +${xlsx.peakMb.toFixed(0)} MiB over the rows themselves, ` +
       `process max RSS ${xlsx.maxRssMb.toFixed(0)} MiB, ${xlsx.seconds.toFixed(1)} s`,
