@@ -183,7 +183,7 @@ async function main(): Promise<void> {
   }
   await app.close();
   await store.close();
-  const tiers = await tierSizes(values.store!);
+  const tiers = await tierSizes(values.store);
   const xlsx = await measureXlsxMemory();
   console.log(`\n${EVENTS} events over ${DAYS} days, ${ITERATIONS} requests per shape\n`);
   console.log('| report | p50 | p99 |\n|---|---|---|');
