@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPLITS, type StoreQuery } from '@app/report-model';
-import type { ReportStore } from '@app/report-store';
+import { SPLITS, type StoreQuery, type StoreRow } from '@app/report-model';
+import { ReportStoreErrorCode, type ReportStore } from '@app/report-store';
 import { demoEvents, expectedBySplit, makeEvent } from '@app/testing';
 
 const RANGE = { start: '2026-01-01', end: '2026-11-21' };
+
+/** Row order is not part of the contract: the reporting app sorts. */
+function byKey(rows: readonly StoreRow[]): StoreRow[] {
+  return [...rows].sort((a, b) => String(a.key).localeCompare(String(b.key)));
+}
 
 function query(overrides: Partial<StoreQuery>): StoreQuery {
   return { range: RANGE, filters: [], scope: {}, tier: 'exact', ...overrides };
@@ -95,7 +100,7 @@ export function reportStoreContract(
           ],
         }),
       );
-      expect(not).toEqual(all.filter((r) => r.key !== 'pub-2'));
+      expect(byKey(not)).toEqual(byKey(all.filter((r) => r.key !== 'pub-2')));
     });
 
     it('restricts every query to the account scope', async () => {
@@ -146,6 +151,29 @@ export function reportStoreContract(
       expect((await store.query(query({ split: 'campaign_id' }))).length).toBeGreaterThan(nasty.length);
     });
 
+    it('fails a query that outlives its timeout with STORE_TIMEOUT', async () => {
+      const filters = Array.from({ length: 50 }, (_, f) => ({
+        dimension: 'zip',
+        operator: 'not equals' as const,
+        values: Array.from({ length: 1000 }, (_, v) => `${f}-${v}`),
+      }));
+      await expect(
+        store.query(query({ split: 'zip', tier: 'inexact', filters, timeoutMs: 1 })),
+      ).rejects.toMatchObject({
+        code: ReportStoreErrorCode.Timeout,
+      });
+      expect(await store.query(query({ split: 'zip', tier: 'inexact', filters }))).not.toHaveLength(0);
+    });
+
+    it('answers concurrent queries independently', async () => {
+      const shapes = ['day', 'campaign_id', 'country', 'hour'].map((split) =>
+        query({ split, tier: split === 'country' || split === 'hour' ? 'inexact' : 'exact' }),
+      );
+      const serial = [];
+      for (const q of shapes) serial.push(byKey(await store.query(q)));
+      expect((await Promise.all(shapes.map((q) => store.query(q)))).map(byKey)).toEqual(serial);
+    });
+
     it('returns no rows for an empty range and no-split totals otherwise', async () => {
       expect(
         await store.query(query({ range: { start: '2020-01-01', end: '2020-01-31' }, split: 'day' })),
@@ -153,6 +181,18 @@ export function reportStoreContract(
       const rows = await store.query(query({}));
       expect(rows).toHaveLength(1);
       expect(rows[0].key).toBeUndefined();
+    });
+  });
+}
+
+/** A closed store refuses work as unavailable, for the API's 701. */
+export function closedStoreContract(name: string, create: () => Promise<ReportStore>): void {
+  it(`${name}: a closed store is unavailable`, async () => {
+    const store = await create();
+    await store.close();
+    await expect(store.query(query({}))).rejects.toMatchObject({ code: ReportStoreErrorCode.Unavailable });
+    await expect(store.ingest('closed/0/0', [])).rejects.toMatchObject({
+      code: ReportStoreErrorCode.Unavailable,
     });
   });
 }

@@ -1,8 +1,8 @@
 import { openReportStore } from '@app/report-store';
-import { reportStoreContract } from './report-store.contract';
+import { closedStoreContract, reportStoreContract } from './report-store.contract';
 
-reportStoreContract(
-  'duckdb',
-  () => openReportStore({ kind: 'duckdb', path: ':memory:', sampleDenominator: 10, queryTimeoutMs: 10_000 }),
-  10,
-);
+const openDuckDb = () =>
+  openReportStore({ kind: 'duckdb', path: ':memory:', sampleDenominator: 10, queryTimeoutMs: 10_000 });
+
+reportStoreContract('duckdb', openDuckDb, 10);
+closedStoreContract('duckdb', openDuckDb);

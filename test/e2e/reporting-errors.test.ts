@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReportCode } from '@app/report-model';
-import { sha1Hex } from '@app/testing';
-import { startReporting, USERS, type RunningReporting } from './reporting-system';
+import { demoEvents, sha1Hex } from '@app/testing';
+import { publishEvents, startReporting, USERS, type RunningReporting } from './reporting-system';
 
 const VALID = {
   type: 'publisher',
@@ -372,5 +372,39 @@ describe('reporting API: rate limit', () => {
     expect(second.headers['retry-after']).toBe('1');
     const other = await api.client.json(USERS.pub2, VALID);
     expect(other.status).toBe(200);
+  });
+});
+
+describe('reporting API: report store failures', () => {
+  let api: RunningReporting;
+
+  beforeAll(async () => {
+    api = await startReporting({ QUERY_TIMEOUT_MS: '1' });
+    await publishEvents(api.system, demoEvents(3, 3000));
+  });
+  afterAll(async () => {
+    await api?.system.close();
+  });
+
+  it('a query past QUERY_TIMEOUT_MS -> 702 (504)', async () => {
+    const filters = Array.from({ length: 50 }, (_, f) => ({
+      dimension: 'zip',
+      operator: 'not equals',
+      values: Array.from({ length: 1000 }, (_, v) => `${f}-${v}`),
+    }));
+    const res = await api.client.json(USERS.pub, { ...VALID, splits: ['country'], filters });
+    expect([res.status, res.code]).toEqual([504, ReportCode.QueryTimeout]);
+  });
+
+  it('a report store that is gone -> 701 (503), and /health says which check fails', async () => {
+    await api.system.reportStore.close();
+    const res = await api.client.json(USERS.pub, VALID);
+    expect([res.status, res.code]).toEqual([503, ReportCode.StoreUnavailable]);
+    const health = await fetch(`${api.baseUrl}/health`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({
+      status: 'failing',
+      checks: { reportStore: expect.stringContaining('failing') },
+    });
   });
 });

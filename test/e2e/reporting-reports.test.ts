@@ -383,6 +383,23 @@ describe('reporting API: reports over HTTP from events sent through the bus', ()
     expect(splitValueOf(events[0], 'month')).toBe(11);
   });
 
+  it('answers concurrent requests each with its own, correct report', async () => {
+    // One request per user: a user's seeds must increase, so one user's parallel requests could race.
+    const requests = [
+      [USERS.pub, { type: 'publisher', splits: ['country'] }],
+      [USERS.pub2, { type: 'publisher', splits: ['day'] }],
+      [USERS.adv, { type: 'advertiser', splits: ['campaign_id'] }],
+      [USERS.lite, { splits: ['hour'] }],
+    ] as const;
+    const send = ([user, body]: (typeof requests)[number]) =>
+      api.client.json(user, { ...RANGE, ...body, columns: ['clicks', 'impressions'] });
+    const serial = [];
+    for (const request of requests) serial.push((await send(request)).json());
+    const parallel = await Promise.all(requests.map(send));
+    expect(parallel.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(parallel.map((r) => r.json())).toEqual(serial);
+  });
+
   it('serves /health and /metrics', async () => {
     const health = await fetch(`${api.baseUrl}/health`);
     expect(health.status).toBe(200);

@@ -30,7 +30,7 @@ export class ReportingConfig extends StoreSettings {
   MAX_BODY_BYTES = 1024 * 1024;
 
   @IsInt()
-  @Min(100)
+  @Min(1)
   @Max(600_000)
   QUERY_TIMEOUT_MS = 30_000;
 }

@@ -50,11 +50,11 @@ class Mutex {
 /** The embedded report store: a DuckDB file holding the exact cube and the inexact sample. */
 export class DuckDbReportStore implements ReportStore {
   private readonly writeLock = new Mutex();
+  private closed = false;
 
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
-    private readonly reader: DuckDBConnection,
     private readonly options: DuckDbStoreOptions,
   ) {}
 
@@ -63,13 +63,7 @@ export class DuckDbReportStore implements ReportStore {
       if (options.path !== ':memory:')
         mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
       const instance = await DuckDBInstance.create(options.path);
-      const store = new DuckDbReportStore(
-        instance,
-        await instance.connect(),
-        await instance.connect(),
-        options,
-      );
-      return store;
+      return new DuckDbReportStore(instance, await instance.connect(), options);
     } catch (error) {
       throw new ReportStoreException(
         ReportStoreErrorCode.Unavailable,
@@ -106,6 +100,8 @@ export class DuckDbReportStore implements ReportStore {
 
   async ingest(batchId: string, events: readonly AdEvent[]): Promise<IngestResult> {
     return this.writeLock.run(async () => {
+      if (this.closed)
+        throw new ReportStoreException(ReportStoreErrorCode.Unavailable, 'the report store is closed');
       await this.writer.run('BEGIN TRANSACTION');
       try {
         const seen = await this.writer.runAndReadAll('SELECT 1 FROM ingested_batches WHERE batch_id = $1', [
@@ -133,11 +129,20 @@ export class DuckDbReportStore implements ReportStore {
     });
   }
 
+  /**
+   * Each query runs on its own connection, so that concurrent reports do not queue behind one
+   * another and a timeout interrupts only its own query.
+   */
   async query(query: StoreQuery): Promise<StoreRow[]> {
     const { sql, params } = buildDuckDbQuery(query);
-    const timer = query.timeoutMs ? setTimeout(() => this.reader.interrupt(), query.timeoutMs) : undefined;
+    const connection = await this.connect();
+    const started = Date.now();
+    const limit = query.timeoutMs ?? this.options.queryTimeoutMs;
+    const timer = setTimeout(() => connection.interrupt(), limit);
     try {
-      const reader = await this.reader.runAndReadAll(sql, params);
+      const reader = await connection.runAndReadAll(sql, params);
+      if (Date.now() - started > limit)
+        throw new ReportStoreException(ReportStoreErrorCode.Timeout, 'query timed out');
       const hasKey = query.split !== undefined;
       return reader.getRows().map((row) => {
         const offset = hasKey ? 1 : 0;
@@ -152,6 +157,7 @@ export class DuckDbReportStore implements ReportStore {
         };
       });
     } catch (error) {
+      if (error instanceof ReportStoreException) throw error;
       const message = (error as Error).message ?? '';
       if (/interrupt/i.test(message)) {
         throw new ReportStoreException(ReportStoreErrorCode.Timeout, 'query timed out', { cause: error });
@@ -159,24 +165,48 @@ export class DuckDbReportStore implements ReportStore {
       throw new ReportStoreException(ReportStoreErrorCode.Failed, 'query failed', { cause: error });
     } finally {
       clearTimeout(timer);
+      connection.closeSync();
     }
   }
 
   async isEmpty(): Promise<boolean> {
-    const reader = await this.reader.runAndReadAll('SELECT count(*) FROM ingested_batches');
-    return Number(reader.getRows()[0][0]) === 0;
+    const connection = await this.connect();
+    try {
+      const reader = await connection.runAndReadAll('SELECT count(*) FROM ingested_batches');
+      return Number(reader.getRows()[0][0]) === 0;
+    } finally {
+      connection.closeSync();
+    }
   }
 
   async ping(): Promise<void> {
-    await this.reader.run('SELECT 1');
+    const connection = await this.connect();
+    try {
+      await connection.run('SELECT 1');
+    } finally {
+      connection.closeSync();
+    }
   }
 
   async close(): Promise<void> {
     await this.writeLock.run(async () => {
-      this.reader.closeSync();
+      if (this.closed) return;
+      this.closed = true;
       this.writer.closeSync();
       this.instance.closeSync();
     });
+  }
+
+  private async connect(): Promise<DuckDBConnection> {
+    if (this.closed)
+      throw new ReportStoreException(ReportStoreErrorCode.Unavailable, 'the report store is closed');
+    try {
+      return await this.instance.connect();
+    } catch (error) {
+      throw new ReportStoreException(ReportStoreErrorCode.Unavailable, 'cannot connect to DuckDB', {
+        cause: error,
+      });
+    }
   }
 
   private async writeExact(events: readonly AdEvent[]): Promise<void> {
