@@ -1,6 +1,8 @@
 import { Controller, Get, Module, type DynamicModule } from '@nestjs/common';
 import type { Catalog } from '@app/catalog';
+import { APP_FILTER } from '@nestjs/core';
 import { ObservabilityModule } from '@app/observability';
+import { GenericExceptionFilter } from '@app/runtime';
 import type { AuctionConfig } from './auction.config';
 
 export interface AuctionDependencies {
@@ -24,6 +26,7 @@ export class AuctionModule {
       module: AuctionModule,
       imports: [ObservabilityModule.forRoot({ catalog: async () => void deps.catalog.users.size })],
       controllers: [AuctionInfoController],
+      providers: [{ provide: APP_FILTER, useClass: GenericExceptionFilter }],
     };
   }
 }

@@ -1,6 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { EVENT_BUS, type EventBus } from '@app/events';
+import { APP_FILTER } from '@nestjs/core';
 import { ObservabilityModule } from '@app/observability';
+import { GenericExceptionFilter } from '@app/runtime';
 import { REPORT_STORE, type ReportStore } from '@app/report-store';
 import { IngestService } from './ingest.service';
 import { INGEST_CONFIG } from './ingest.tokens';
@@ -19,6 +21,7 @@ export class IngestModule {
       module: IngestModule,
       imports: [ObservabilityModule.forRoot({ reportStore: () => deps.reportStore.ping() })],
       providers: [
+        { provide: APP_FILTER, useClass: GenericExceptionFilter },
         { provide: INGEST_CONFIG, useValue: deps.config },
         { provide: EVENT_BUS, useValue: deps.bus },
         { provide: REPORT_STORE, useValue: deps.reportStore },
