@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Stops exactly the servers stack-up.sh started (by their pid files); data stays in .stack/.
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+STACK="$ROOT/.stack"
+
+stop() {
+  local name=$1 pidfile=$2
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    local pid
+    pid=$(cat "$pidfile")
+    kill "$pid"
+    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    printf '[stack] stopped %s\n' "$name"
+  fi
+  rm -f "$pidfile"
+}
+
+stop kafka "$STACK/kafka/kafka.pid"
+stop clickhouse "$STACK/clickhouse/clickhouse.pid"
+stop redis "$STACK/redis/redis.pid"

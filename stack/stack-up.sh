@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Starts Kafka (KRaft, from Maven Central jars), ClickHouse and Redis on loopback, idempotently,
+# waits until each answers and prints their addresses. State lives in .stack/ (ignored).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+STACK="$ROOT/.stack"
+# shellcheck source=stack/stack.env
+source "$ROOT/stack/stack.env"
+mkdir -p "$STACK"
+
+say() { printf '[stack] %s\n' "$*"; }
+die() { printf '[stack] ERROR: %s\n' "$*" >&2; exit 1; }
+running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_for() {
+  local what=$1 check=$2 tries=${3:-120}
+  for _ in $(seq "$tries"); do
+    if eval "$check" >/dev/null 2>&1; then return 0; fi
+    sleep 0.5
+  done
+  die "$what did not answer in time (see $STACK/*/log)"
+}
+
+apt_install() {
+  command -v apt-get >/dev/null || die "$* missing and apt-get unavailable: install $* yourself"
+  [ "$(id -u)" = 0 ] || die "$* missing: run 'sudo apt-get install $*'"
+  say "installing $* from Debian"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null || die "cannot install $*"
+  fi
+}
+
+command -v clickhouse-server >/dev/null || apt_install clickhouse-server clickhouse-client
+command -v redis-server >/dev/null || apt_install redis-server
+command -v java >/dev/null || die "java (17+) is needed for Kafka"
+
+# --- Kafka ---------------------------------------------------------------------------------
+KLIBS="$STACK/kafka-libs"
+if [ ! -f "$KLIBS/.complete" ]; then
+  command -v mvn >/dev/null || die "mvn is needed to fetch Kafka's jars from Maven Central"
+  say "resolving Kafka jars from Maven Central"
+  rm -rf "$KLIBS"
+  mvn -q -f "$ROOT/stack/kafka-pom.xml" dependency:copy-dependencies -DoutputDirectory="$KLIBS" || die "mvn could not resolve Kafka"
+  touch "$KLIBS/.complete"
+fi
+KDIR="$STACK/kafka"
+mkdir -p "$KDIR/log"
+sed -e "s#@STACK@#$STACK#g" -e "s#@KAFKA_PORT@#$KAFKA_PORT#g" -e "s#@KAFKA_CONTROLLER_PORT@#$KAFKA_CONTROLLER_PORT#g" \
+  "$ROOT/stack/kafka-server.properties" >"$KDIR/server.properties"
+KJAVA=(java -Xms256m -Xmx768m -Dkafka.logs.dir="$KDIR/log" -Dlog4j.configuration="file:$ROOT/stack/kafka-log4j.properties" -cp "$KLIBS/*")
+if running "$KDIR/kafka.pid"; then
+  say "kafka already running"
+else
+  if [ ! -f "$KDIR/data/meta.properties" ]; then
+    "${KJAVA[@]}" kafka.tools.StorageTool format -t "$("${KJAVA[@]}" kafka.tools.StorageTool random-uuid)" \
+      -c "$KDIR/server.properties" >"$KDIR/log/format.log" 2>&1 || die "kafka storage format failed: $KDIR/log/format.log"
+  fi
+  nohup "${KJAVA[@]}" kafka.Kafka "$KDIR/server.properties" >"$KDIR/log/stdout.log" 2>&1 &
+  echo $! >"$KDIR/kafka.pid"
+fi
+
+# --- ClickHouse ----------------------------------------------------------------------------
+CDIR="$STACK/clickhouse"
+mkdir -p "$CDIR"/{data,tmp,user_files,format_schemas,log}
+sed -e "s#@STACK@#$STACK#g" -e "s#@CH_HTTP_PORT@#$CH_HTTP_PORT#g" -e "s#@CH_TCP_PORT@#$CH_TCP_PORT#g" \
+  "$ROOT/stack/clickhouse-config.xml" >"$CDIR/config.xml"
+cp "$ROOT/stack/clickhouse-users.xml" "$CDIR/users.xml"
+if running "$CDIR/clickhouse.pid"; then
+  say "clickhouse already running"
+else
+  nohup clickhouse-server --config-file="$CDIR/config.xml" >"$CDIR/log/stdout.log" 2>&1 &
+  echo $! >"$CDIR/clickhouse.pid"
+fi
+
+# --- Redis ---------------------------------------------------------------------------------
+RDIR="$STACK/redis"
+mkdir -p "$RDIR"
+if running "$RDIR/redis.pid"; then
+  say "redis already running"
+else
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes --pidfile "$RDIR/redis.pid" \
+    --dir "$RDIR" --logfile "$RDIR/redis.log" --save "" --appendonly no >/dev/null
+fi
+
+wait_for redis "redis-cli -p $REDIS_PORT ping | grep -q PONG"
+wait_for clickhouse "curl -sf http://127.0.0.1:$CH_HTTP_PORT/ping"
+wait_for kafka "port_open $KAFKA_PORT" 240
+say "kafka       127.0.0.1:$KAFKA_PORT      (KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT)"
+say "clickhouse  http://127.0.0.1:$CH_HTTP_PORT (CLICKHOUSE_URL=http://127.0.0.1:$CH_HTTP_PORT)"
+say "redis       127.0.0.1:$REDIS_PORT      (REDIS_URL=redis://127.0.0.1:$REDIS_PORT)"
