@@ -31,6 +31,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'contract',
+          globalSetup: ['./test/support/stack.global-setup.ts'],
           include: ['test/contract/**/*.test.ts'],
           environment: 'node',
           setupFiles: ['reflect-metadata'],
@@ -41,7 +42,22 @@ export default defineConfig({
         plugins,
         resolve: { alias },
         test: {
+          name: 'integration',
+          globalSetup: ['./test/support/stack.global-setup.ts'],
+          include: ['test/integration/**/*.test.ts'],
+          environment: 'node',
+          setupFiles: ['reflect-metadata'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        plugins,
+        resolve: { alias },
+        test: {
           name: 'e2e',
+          globalSetup: ['./test/support/stack.global-setup.ts'],
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
           setupFiles: ['reflect-metadata'],

@@ -1,2 +1,3 @@
 export * from './state-store.port';
 export * from './memory-state-store';
+export * from './redis-state-store';

@@ -1,0 +1,202 @@
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { AdEvent } from '@app/events';
+import { MEASURE_NAMES, type Measures, type StoreQuery, type StoreRow } from '@app/report-model';
+import type { IngestResult, ReportStore } from '../report-store.port';
+import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
+import { INEXACT_FIELDS, isReportable, measuresOf, sampleWeight, utcDayOf, utcHourOf } from '../event-rollup';
+import { identifier, stringLiteral } from './clickhouse-literal';
+import { migrateClickHouse } from './clickhouse-migrator';
+import { buildClickHouseQuery } from './clickhouse-query.builder';
+
+export interface ClickHouseStoreOptions {
+  readonly url: string;
+  readonly database: string;
+  readonly username?: string;
+  readonly password?: string;
+  readonly migrationsDir: string;
+  readonly sampleDenominator: number;
+  readonly queryTimeoutMs: number;
+  /** Whole months of raw events kept; older monthly partitions are dropped. */
+  readonly rawRetentionMonths: number;
+}
+
+/** ClickHouse error codes that mean the query ran out of time. */
+const TIMEOUT_CODES = new Set(['159', '160']);
+
+function classify(error: unknown, what: string): ReportStoreException {
+  if (error instanceof ReportStoreException) return error;
+  const e = error as { code?: string; message?: string };
+  const message = e.message ?? String(error);
+  if (
+    /ECONNREFUSED|ECONNRESET|socket hang up|ENOTFOUND|EHOSTUNREACH|Timeout error/i.test(message) ||
+    e.code === 'ECONNREFUSED'
+  ) {
+    return new ReportStoreException(ReportStoreErrorCode.Unavailable, `${what}: ClickHouse unreachable`, {
+      cause: error,
+    });
+  }
+  if ((e.code && TIMEOUT_CODES.has(e.code)) || /TIMEOUT_EXCEEDED|Timeout exceeded/i.test(message)) {
+    return new ReportStoreException(ReportStoreErrorCode.Timeout, `${what}: timed out`, { cause: error });
+  }
+  return new ReportStoreException(ReportStoreErrorCode.Failed, `${what}: ${message}`, { cause: error });
+}
+
+/**
+ * The distributed report store: raw events inserted by the ingest, the exact cube and the inexact
+ * sample filled by materialized views in the same INSERT, every query built with literals.
+ */
+export class ClickHouseReportStore implements ReportStore {
+  private readonly client: ClickHouseClient;
+  private closed = false;
+
+  constructor(private readonly options: ClickHouseStoreOptions) {
+    this.client = createClient({
+      url: options.url,
+      username: options.username ?? 'default',
+      password: options.password ?? '',
+      database: identifier(options.database),
+      request_timeout: options.queryTimeoutMs + 5_000,
+      max_open_connections: 16,
+    });
+  }
+
+  async migrate(): Promise<void> {
+    const admin = createClient({
+      url: this.options.url,
+      username: this.options.username ?? 'default',
+      password: this.options.password ?? '',
+    });
+    try {
+      await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${identifier(this.options.database)}` });
+    } catch (error) {
+      throw classify(error, 'create database');
+    } finally {
+      await admin.close();
+    }
+    try {
+      await migrateClickHouse(this.client, this.options.migrationsDir);
+      await this.dropExpiredPartitions();
+    } catch (error) {
+      throw classify(error, 'migrate');
+    }
+  }
+
+  async ingest(batchId: string, events: readonly AdEvent[]): Promise<IngestResult> {
+    this.assertOpen();
+    try {
+      const seen = await this.client.query({
+        query: `SELECT count() AS n FROM ingested_batches WHERE batch_id = ${stringLiteral(batchId)}`,
+        format: 'JSONEachRow',
+      });
+      const [{ n }] = await seen.json<{ n: string }>();
+      if (Number(n) > 0) return { stored: false, events: events.length };
+      const rows = events.filter(isReportable).map((event) => this.rawRow(batchId, event));
+      // One INSERT is one block: the raw rows, the cube, the sample and the batch id land together.
+      if (rows.length > 0)
+        await this.client.insert({ table: 'events_raw', values: rows, format: 'JSONEachRow' });
+      return { stored: true, events: events.length };
+    } catch (error) {
+      throw classify(error, `ingest of ${batchId}`);
+    }
+  }
+
+  async query(query: StoreQuery): Promise<StoreRow[]> {
+    this.assertOpen();
+    const timeoutMs = query.timeoutMs ?? this.options.queryTimeoutMs;
+    try {
+      const result = await this.client.query({
+        query: buildClickHouseQuery(query),
+        format: 'JSONEachRow',
+        clickhouse_settings: {
+          max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)),
+          // Filters may list thousands of values; the API already caps the request at MAX_BODY_BYTES.
+          max_query_size: '8388608',
+          max_ast_elements: '1000000',
+          max_expanded_ast_elements: '1000000',
+        },
+        abort_signal: AbortSignal.timeout(timeoutMs),
+      });
+      const rows = await result.json<Record<string, string | number>>();
+      return rows
+        .filter((row) => Number(row.n) > 0)
+        .map((row) => {
+          const measures = {} as Measures;
+          for (const name of MEASURE_NAMES) measures[name] = Number(row[name]);
+          const key =
+            query.split === undefined ? undefined : typeof row.k === 'number' ? row.k : String(row.k);
+          return { key, measures };
+        });
+    } catch (error) {
+      if ((error as Error).name === 'AbortError' || /abort/i.test((error as Error).message ?? '')) {
+        throw new ReportStoreException(ReportStoreErrorCode.Timeout, 'query timed out', { cause: error });
+      }
+      throw classify(error, 'query');
+    }
+  }
+
+  async isEmpty(): Promise<boolean> {
+    try {
+      const result = await this.client.query({
+        query: 'SELECT count() AS n FROM ingested_batches',
+        format: 'JSONEachRow',
+      });
+      const [{ n }] = await result.json<{ n: string }>();
+      return Number(n) === 0;
+    } catch (error) {
+      throw classify(error, 'isEmpty');
+    }
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    const result = await this.client.ping();
+    if (!result.success) throw classify(result.error, 'ping');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.client.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed)
+      throw new ReportStoreException(ReportStoreErrorCode.Unavailable, 'the report store is closed');
+  }
+
+  /** Retention by partition drops: 18.16 has no TTL. */
+  async dropExpiredPartitions(now = new Date()): Promise<string[]> {
+    const cutoff = new Date(
+      Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - this.options.rawRetentionMonths, 1),
+    );
+    const oldest = cutoff.getUTCFullYear() * 100 + cutoff.getUTCMonth() + 1;
+    const result = await this.client.query({
+      query: `SELECT DISTINCT partition FROM system.parts WHERE database = ${stringLiteral(this.options.database)} AND table = 'events_raw' AND active`,
+      format: 'JSONEachRow',
+    });
+    const dropped: string[] = [];
+    for (const { partition } of await result.json<{ partition: string }>()) {
+      if (/^\d{6}$/.test(partition) && Number(partition) < oldest) {
+        await this.client.command({ query: `ALTER TABLE events_raw DROP PARTITION ${Number(partition)}` });
+        dropped.push(partition);
+      }
+    }
+    return dropped;
+  }
+
+  private rawRow(batchId: string, event: AdEvent): Record<string, string | number> {
+    const row: Record<string, string | number> = {
+      event_date: utcDayOf(event.ts),
+      hour: utcHourOf(event.ts),
+      ts: `${event.ts.slice(0, 10)} ${event.ts.slice(11, 19)}`,
+      event_id: event.event_id,
+      type: event.type,
+      batch_id: batchId,
+      sample_weight: sampleWeight(event, this.options.sampleDenominator),
+    };
+    for (const field of INEXACT_FIELDS) row[field] = event[field];
+    const measures = measuresOf(event);
+    for (const name of MEASURE_NAMES) row[name] = measures[name];
+    return row;
+  }
+}
