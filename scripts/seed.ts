@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const config = loadConfig(IngestConfig, process.env);
   const logger = createLogger(config.LOG_LEVEL, 'seed');
   const reportStore = await reportStoreFrom(config);
-  const bus = eventBusFrom();
+  const bus = eventBusFrom(config, (message) => logger.warn(message));
   const app = await NestFactory.createApplicationContext(IngestModule.forRoot({ config, bus, reportStore }), {
     logger: new PinoNestLogger(logger),
   });

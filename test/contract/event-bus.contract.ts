@@ -5,10 +5,12 @@ import { batchIdOf, type DeliveredBatch, type EventBus } from '@app/events';
 export function eventBusContract(name: string, create: () => Promise<EventBus>): void {
   describe(`event bus contract: ${name}`, () => {
     let bus: EventBus;
-    const topic = `contract.${process.pid}.${Date.now()}`;
+    let topic = '';
+    let run = 0;
 
     beforeEach(async () => {
       bus = await create();
+      topic = `contract.${process.pid}.${Date.now()}.${run++}`;
     });
     afterEach(async () => {
       await bus.close();

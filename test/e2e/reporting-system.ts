@@ -5,7 +5,8 @@ import { DEMO_CATALOG_PATH } from '@app/catalog';
 import { toMessage, TOPIC_BY_TYPE, type AdEvent } from '@app/events';
 import { createLogger } from '@app/observability';
 import { listeningPort } from '@app/runtime';
-import { FIXED_NOW, ReportClient } from '@app/testing';
+import { inject } from 'vitest';
+import { FIXED_NOW, ReportClient, STACK, requireOrSkip } from '@app/testing';
 import { startEmbeddedSystem, type EmbeddedSystem } from '@apps/main';
 
 export const USERS = {
@@ -46,6 +47,38 @@ export function writeTestCatalog(): string {
   return file;
 }
 
+export type Mode = 'embedded' | 'distributed';
+
+/**
+ * Every e2e suite runs on the embedded adapters, and again on Kafka, ClickHouse and Redis when
+ * `npm run stack:up` has started them (under CI they must be there).
+ */
+export function modes(): Mode[] {
+  const stack = inject('stack');
+  const all = stack.kafka && stack.clickhouse && stack.redis;
+  return requireOrSkip(all, 'Kafka, ClickHouse and Redis (npm run stack:up) for the distributed e2e runs')
+    ? ['embedded', 'distributed']
+    : ['embedded'];
+}
+
+let systems = 0;
+
+/** Fresh names on the shared servers, so that runs never see one another's data. */
+function distributedEnv(): Record<string, string> {
+  const id = `${process.pid}_${Date.now()}_${systems++}`;
+  return {
+    CLICKHOUSE_URL: STACK.clickhouseUrl,
+    CLICKHOUSE_DATABASE: `adx_test_${id}`,
+    KAFKA_BROKERS: STACK.kafkaBrokers,
+    KAFKA_TOPIC_PREFIX: `test.${id}.`,
+    KAFKA_CLIENT_ID: `e2e-${id}`,
+    KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-spool-')),
+    INGEST_GROUP_ID: `ingest-${id}`,
+    REDIS_URL: STACK.redisUrl,
+    REDIS_KEY_PREFIX: `test:${id}:`,
+  };
+}
+
 export interface RunningReporting {
   readonly system: EmbeddedSystem;
   readonly client: ReportClient;
@@ -53,7 +86,10 @@ export interface RunningReporting {
 }
 
 /** The embedded system on ephemeral loopback ports, an in-memory store, "now" pinned. */
-export async function startReporting(env: Record<string, string> = {}): Promise<RunningReporting> {
+export async function startReporting(
+  mode: Mode,
+  env: Record<string, string> = {},
+): Promise<RunningReporting> {
   const clock = () => FIXED_NOW;
   const system = await startEmbeddedSystem(
     {
@@ -63,6 +99,7 @@ export async function startReporting(env: Record<string, string> = {}): Promise<
       INGEST_PORT: '0',
       AUCTION_PORT: '0',
       RATE_LIMIT_PER_SECOND: '10000',
+      ...(mode === 'distributed' ? distributedEnv() : {}),
       ...env,
     },
     createLogger('silent', 'e2e'),

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, 'ingest');
   logger.info({ config: describeConfig(config) }, 'starting');
   const reportStore = await reportStoreFrom(config);
-  const bus = eventBusFrom();
+  const bus = eventBusFrom(config, (message) => logger.warn(message));
   const app = await startHttpApp(IngestModule.forRoot({ config, bus, reportStore }), {
     host: config.INGEST_HOST,
     port: config.INGEST_PORT,

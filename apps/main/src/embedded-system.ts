@@ -22,8 +22,9 @@ export interface EmbeddedSystem {
 }
 
 /**
- * The three apps in one process over shared embedded adapters: one DuckDB store, one in-process
- * bus, one in-memory state store. The ingest subscribes before anything can publish.
+ * The three apps in one process over shared adapters: one report store, one event bus, one state
+ * store (embedded unless CLICKHOUSE_URL, KAFKA_BROKERS, REDIS_URL say otherwise). The ingest
+ * subscribes before anything can publish.
  */
 export async function startEmbeddedSystem(
   env: NodeJS.ProcessEnv,
@@ -35,8 +36,8 @@ export async function startEmbeddedSystem(
   const auctionConfig = loadConfig(AuctionConfig, env);
   const catalog = catalogFrom(reportingConfig);
   const reportStore = await reportStoreFrom(reportingConfig, reportingConfig.QUERY_TIMEOUT_MS);
-  const stateStore = stateStoreFrom();
-  const bus = eventBusFrom();
+  const stateStore = stateStoreFrom(reportingConfig);
+  const bus = eventBusFrom(ingestConfig, (message) => logger.warn(message));
 
   const ingest = await startHttpApp(IngestModule.forRoot({ config: ingestConfig, bus, reportStore }), {
     host: ingestConfig.INGEST_HOST,

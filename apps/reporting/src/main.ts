@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     config,
     catalog: catalogFrom(config),
     reportStore,
-    stateStore: stateStoreFrom(),
+    stateStore: stateStoreFrom(config),
   });
   const app = await startHttpApp(module, {
     host: config.REPORTING_HOST,

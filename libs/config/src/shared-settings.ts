@@ -1,9 +1,13 @@
-import { IsIn, IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { Secret } from './config.loader';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Settings every app shares: logging and the catalog. */
+/**
+ * Settings every app shares: logging, the catalog, and the distributed adapters. Each of
+ * KAFKA_BROKERS and REDIS_URL switches its port from the embedded adapter to the distributed one.
+ */
 export class BaseSettings {
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevel = 'info';
@@ -13,6 +17,46 @@ export class BaseSettings {
   @IsString()
   @MinLength(1)
   CATALOG_PATH?: string = undefined;
+
+  /** Comma-separated `host:port` list; unset means the in-process bus. */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9.-]+:\d{1,5}(,[A-Za-z0-9.-]+:\d{1,5})*$/, {
+    message: 'KAFKA_BROKERS must be host:port[,host:port...]',
+  })
+  KAFKA_BROKERS?: string = undefined;
+
+  @IsString()
+  @Matches(/^[A-Za-z0-9._-]{1,64}$/)
+  KAFKA_CLIENT_ID = 'adx';
+
+  /** Prefix of every topic name, to share one cluster between environments (empty by default). */
+  @IsString()
+  @Matches(/^[A-Za-z0-9._-]{0,64}$/)
+  KAFKA_TOPIC_PREFIX = '';
+
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  KAFKA_PARTITIONS = 4;
+
+  /** Where events wait on disk while Kafka is unreachable. */
+  @IsString()
+  @MinLength(1)
+  KAFKA_SPOOL_DIR = 'data/spool';
+
+  @IsInt()
+  @Min(1024 * 1024)
+  KAFKA_SPOOL_MAX_BYTES = 512 * 1024 * 1024;
+
+  /** `redis://[user:password@]host:port[/db]`; unset means the in-memory state store. */
+  @Secret()
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// URL' })
+  REDIS_URL?: string = undefined;
+
+  @IsString()
+  @Matches(/^[A-Za-z0-9:._-]{0,64}$/)
+  REDIS_KEY_PREFIX = 'adx:';
 }
 
 /** Settings of the apps that read or write the report store. */
@@ -21,6 +65,32 @@ export class StoreSettings extends BaseSettings {
   @IsString()
   @MinLength(1)
   DUCKDB_PATH = 'data/adx.duckdb';
+
+  /** ClickHouse HTTP URL; unset means the embedded DuckDB store. */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'CLICKHOUSE_URL must be an http(s) URL' })
+  CLICKHOUSE_URL?: string = undefined;
+
+  @Matches(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/)
+  CLICKHOUSE_DATABASE = 'adx';
+
+  @IsString()
+  CLICKHOUSE_USER = 'default';
+
+  @Secret()
+  @IsString()
+  CLICKHOUSE_PASSWORD = '';
+
+  /** Folder of the numbered ClickHouse migrations. */
+  @IsString()
+  @MinLength(1)
+  CLICKHOUSE_MIGRATIONS_DIR = 'clickhouse';
+
+  /** Whole months of raw events ClickHouse keeps; older monthly partitions are dropped. */
+  @IsInt()
+  @Min(1)
+  @Max(120)
+  RAW_RETENTION_MONTHS = 3;
 
   /** The inexact tier keeps one impression in this many (1 keeps all). */
   @IsInt()

@@ -67,3 +67,22 @@ export const ingestBatchEvents = once(
   'adx_ingest_batch_events',
   () => new Gauge({ name: 'adx_ingest_batch_events', help: 'Events in the last batch stored' }),
 );
+
+export const spoolBytes = once(
+  'adx_event_spool_bytes',
+  () =>
+    new Gauge({
+      name: 'adx_event_spool_bytes',
+      help: 'Events spooled to disk while Kafka is unreachable, in bytes',
+    }),
+);
+
+export const consumerLag = once(
+  'adx_ingest_consumer_lag',
+  () =>
+    new Gauge({
+      name: 'adx_ingest_consumer_lag',
+      help: 'Messages behind the end of each partition after the last batch',
+      labelNames: ['topic', 'partition'],
+    }),
+);

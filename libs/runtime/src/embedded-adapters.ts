@@ -1,14 +1,31 @@
 import { type Catalog, loadCatalog } from '@app/catalog';
-import { InProcessEventBus, type EventBus } from '@app/events';
+import { InProcessEventBus, KafkaEventBus, type EventBus } from '@app/events';
 import { openReportStore, type ReportStore } from '@app/report-store';
-import { MemoryStateStore, type StateStore } from '@app/state-store';
+import { MemoryStateStore, RedisStateStore, type StateStore } from '@app/state-store';
 import type { BaseSettings, StoreSettings } from '@app/config';
 
+/**
+ * The adapter of each port that the configuration names: the distributed one when its address is
+ * set (CLICKHOUSE_URL, KAFKA_BROKERS, REDIS_URL), the embedded one otherwise.
+ */
 export function catalogFrom(settings: BaseSettings): Catalog {
   return loadCatalog(settings.CATALOG_PATH);
 }
 
 export function reportStoreFrom(settings: StoreSettings, queryTimeoutMs = 30_000): Promise<ReportStore> {
+  if (settings.CLICKHOUSE_URL) {
+    return openReportStore({
+      kind: 'clickhouse',
+      url: settings.CLICKHOUSE_URL,
+      database: settings.CLICKHOUSE_DATABASE,
+      username: settings.CLICKHOUSE_USER,
+      password: settings.CLICKHOUSE_PASSWORD,
+      migrationsDir: settings.CLICKHOUSE_MIGRATIONS_DIR,
+      sampleDenominator: settings.INEXACT_SAMPLE_DENOMINATOR,
+      queryTimeoutMs,
+      rawRetentionMonths: settings.RAW_RETENTION_MONTHS,
+    });
+  }
   return openReportStore({
     kind: 'duckdb',
     path: settings.DUCKDB_PATH,
@@ -17,10 +34,22 @@ export function reportStoreFrom(settings: StoreSettings, queryTimeoutMs = 30_000
   });
 }
 
-export function eventBusFrom(): EventBus {
-  return new InProcessEventBus();
+export function eventBusFrom(settings: BaseSettings, onWarning?: (message: string) => void): EventBus {
+  if (!settings.KAFKA_BROKERS) return new InProcessEventBus();
+  return new KafkaEventBus({
+    brokers: settings.KAFKA_BROKERS.split(','),
+    clientId: settings.KAFKA_CLIENT_ID,
+    topicPrefix: settings.KAFKA_TOPIC_PREFIX,
+    partitions: settings.KAFKA_PARTITIONS,
+    spoolDir: settings.KAFKA_SPOOL_DIR,
+    spoolMaxBytes: settings.KAFKA_SPOOL_MAX_BYTES,
+    concurrentPartitions: 2,
+    onWarning,
+  });
 }
 
-export function stateStoreFrom(): StateStore {
+export function stateStoreFrom(settings: BaseSettings): StateStore {
+  if (settings.REDIS_URL)
+    return new RedisStateStore({ url: settings.REDIS_URL, keyPrefix: settings.REDIS_KEY_PREFIX });
   return new MemoryStateStore();
 }
