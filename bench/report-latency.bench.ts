@@ -5,9 +5,8 @@ import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { loadCatalog } from '@app/catalog';
 import { generateDemoTraffic } from '@app/demo-traffic';
-import type { AdEvent } from '@app/events';
 import { createLogger } from '@app/observability';
-import { openReportStore, type ReportStore } from '@app/report-store';
+import { openReportStore, type OffsetEvent, type ReportStore } from '@app/report-store';
 import { listeningPort, startHttpApp } from '@app/runtime';
 import { MemoryStateStore } from '@app/state-store';
 import { ReportClient } from '@app/testing';
@@ -32,7 +31,7 @@ const ITERATIONS = Number(values.iterations);
 
 async function seed(store: ReportStore): Promise<void> {
   const started = Date.now();
-  let batch: AdEvent[] = [];
+  let batch: OffsetEvent[] = [];
   let n = 0;
   const catalog = loadCatalog();
   for (const event of generateDemoTraffic(catalog, {
@@ -41,16 +40,16 @@ async function seed(store: ReportStore): Promise<void> {
     now: new Date(),
     seed: 1,
   })) {
-    batch.push(event);
+    batch.push({ offset: String(n + batch.length), event });
     if (batch.length === 20_000) {
-      await store.ingest(`bench/0/${n}`, batch);
+      await store.ingest('bench/0', batch);
       n += batch.length;
       batch = [];
       if (n % 1_000_000 === 0)
         console.log(`seeded ${n} events, ${Math.round(n / ((Date.now() - started) / 1000))}/s`);
     }
   }
-  await store.ingest(`bench/0/${n}`, batch);
+  await store.ingest('bench/0', batch);
   n += batch.length;
   console.log(`seeded ${n} events in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
@@ -124,7 +123,7 @@ async function tierSizes(file: string): Promise<string> {
   const instance = await DuckDBInstance.create(file);
   const connection = await instance.connect();
   const count = async (sql: string) => Number((await connection.runAndReadAll(sql)).getRows()[0][0]);
-  const events = await count('SELECT sum(events) FROM ingested_batches');
+  const events = await count('SELECT sum(events) FROM ingested_offsets');
   const exact = await count('SELECT count(*) FROM exact_daily');
   const inexact = await count('SELECT count(*) FROM inexact_sample');
   connection.closeSync();

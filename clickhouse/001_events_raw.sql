@@ -1,13 +1,15 @@
 -- Raw events, one row per valid event, kept for reprocessing; retention drops whole monthly
 -- partitions. Measures and the inexact sample weight are computed by the ingest (libs/report-store,
--- event-rollup.ts) so that every store applies the same rules.
+-- event-rollup.ts) so that every store applies the same rules. `source` and `offset` say where each
+-- event came from (topic/partition and its offset there).
 CREATE TABLE IF NOT EXISTS events_raw (
     event_date Date,
     hour UInt8,
     ts DateTime,
     event_id String,
     type String,
-    batch_id String,
+    source String,
+    offset UInt64,
     publisher_id String,
     publisher_domain String,
     template_id String,

@@ -2,7 +2,7 @@
 # Stops exactly the servers stack-up.sh started (by their pid files); data stays in .stack/.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-STACK="$ROOT/.stack"
+STACK="${STACK_DIR:-$ROOT/.stack}"
 
 stop() {
   local name=$1 pidfile=$2
@@ -17,6 +17,14 @@ stop() {
   rm -f "$pidfile"
 }
 
-stop kafka "$STACK/kafka/kafka.pid"
-stop clickhouse "$STACK/clickhouse/clickhouse.pid"
-stop redis "$STACK/redis/redis.pid"
+# `stack-down.sh kafka` stops one service; no argument stops them all.
+for service in "${@:-kafka clickhouse redis}"; do
+  for name in $service; do
+    case "$name" in
+      kafka) stop kafka "$STACK/kafka/kafka.pid" ;;
+      clickhouse) stop clickhouse "$STACK/clickhouse/clickhouse.pid" ;;
+      redis) stop redis "$STACK/redis/redis.pid" ;;
+      *) printf '[stack] unknown service %s\n' "$name" >&2; exit 2 ;;
+    esac
+  done
+done

@@ -3,7 +3,7 @@
 # waits until each answers and prints their addresses. State lives in .stack/ (ignored).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-STACK="$ROOT/.stack"
+STACK="${STACK_DIR:-$ROOT/.stack}"
 # shellcheck source=stack/stack.env
 source "$ROOT/stack/stack.env"
 mkdir -p "$STACK"
@@ -36,7 +36,7 @@ command -v redis-server >/dev/null || apt_install redis-server
 command -v java >/dev/null || die "java (17+) is needed for Kafka"
 
 # --- Kafka ---------------------------------------------------------------------------------
-KLIBS="$STACK/kafka-libs"
+KLIBS="${KAFKA_LIBS_DIR:-$ROOT/.stack/kafka-libs}"
 if [ ! -f "$KLIBS/.complete" ]; then
   command -v mvn >/dev/null || die "mvn is needed to fetch Kafka's jars from Maven Central"
   say "resolving Kafka jars from Maven Central"

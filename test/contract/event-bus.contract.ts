@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { batchIdOf, type DeliveredBatch, type EventBus } from '@app/events';
+import { describeBatch, type DeliveredBatch, type EventBus } from '@app/events';
 
 /** What every event bus adapter must do for the ingest. */
 export function eventBusContract(name: string, create: () => Promise<EventBus>): void {
@@ -39,7 +39,7 @@ export function eventBusContract(name: string, create: () => Promise<EventBus>):
       const ids: string[] = [];
       let failures = 0;
       await bus.subscribe('g2', [topic], async (batch) => {
-        ids.push(batchIdOf(batch));
+        ids.push(describeBatch(batch));
         if (failures < 2) {
           failures += 1;
           throw new Error('store down');

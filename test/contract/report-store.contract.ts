@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPLITS, type StoreQuery, type StoreRow } from '@app/report-model';
-import { ReportStoreErrorCode, type ReportStore } from '@app/report-store';
+import type { AdEvent } from '@app/events';
+import { ReportStoreErrorCode, type OffsetEvent, type ReportStore } from '@app/report-store';
 import { demoEvents, expectedBySplit, makeEvent } from '@app/testing';
 
 const RANGE = { start: '2026-01-01', end: '2026-11-21' };
+
+function withOffsets(events: readonly AdEvent[], first: number): OffsetEvent[] {
+  return events.map((event, i) => ({ offset: String(first + i), event }));
+}
 
 /** Row order is not part of the contract: the reporting app sorts. */
 function byKey(rows: readonly StoreRow[]): StoreRow[] {
@@ -31,8 +36,8 @@ export function reportStoreContract(
       store = await create();
       expect(await store.isEmpty()).toBe(true);
       for (let i = 0; i < events.length; i += 2500) {
-        const result = await store.ingest(`contract/0/${i}`, events.slice(i, i + 2500));
-        expect(result.stored).toBe(true);
+        const result = await store.ingest('contract/0', withOffsets(events.slice(i, i + 2500), i));
+        expect(result).toEqual({ stored: Math.min(2500, events.length - i), skipped: 0 });
       }
     });
     afterAll(async () => {
@@ -52,11 +57,28 @@ export function reportStoreContract(
       });
     }
 
-    it('skips a replayed batch without changing any number', async () => {
+    it('leaves out a redelivered batch without changing any number', async () => {
       const before = await store.query(query({}));
-      const replay = await store.ingest('contract/0/0', events.slice(0, 2500));
-      expect(replay.stored).toBe(false);
+      const replay = await store.ingest('contract/0', withOffsets(events.slice(0, 2500), 0));
+      expect(replay).toEqual({ stored: 0, skipped: 2500 });
       expect(await store.query(query({}))).toEqual(before);
+    });
+
+    it('stores only the new events of a redelivery with other batch boundaries', async () => {
+      const extra = [1, 2, 3].map((i) => makeEvent({ type: 'click', ts: `2026-11-0${i}T08:00:00.000Z` }));
+      const source = 'contract/boundaries';
+      expect(await store.ingest(source, withOffsets(extra.slice(0, 2), 100))).toEqual({
+        stored: 2,
+        skipped: 0,
+      });
+      const [before] = await store.query(query({}));
+      expect(await store.ingest(source, withOffsets(extra, 100))).toEqual({ stored: 1, skipped: 2 });
+      const [after] = await store.query(query({}));
+      expect(after.measures.clicks - before.measures.clicks).toBe(1);
+      expect(await store.ingest('contract/other-source', withOffsets(extra.slice(0, 1), 100))).toEqual({
+        stored: 1,
+        skipped: 0,
+      });
     });
 
     it('keeps the inexact tier within its error bound and clicks exact', async () => {
@@ -130,7 +152,7 @@ export function reportStoreContract(
           type: 'click',
         }),
       );
-      expect((await store.ingest('contract/nasty/1', batch)).stored).toBe(true);
+      expect((await store.ingest('contract/nasty', withOffsets(batch, 0))).stored).toBe(batch.length);
       for (const value of nasty) {
         const exact = await store.query(
           query({

@@ -9,9 +9,8 @@ import {
   DEAD_LETTER_TOPIC,
   EVENT_BUS,
   EVENT_TOPICS,
-  batchIdOf,
+  describeBatch,
   parseAdEvent,
-  type AdEvent,
   type DeliveredBatch,
   type EventBus,
   type OutgoingMessage,
@@ -22,16 +21,16 @@ import {
   ingestBatchEvents,
   ingestFailures,
   ingestedEvents,
-  replayedBatches,
+  replayedEvents,
 } from '@app/observability';
-import { REPORT_STORE, type ReportStore } from '@app/report-store';
+import { REPORT_STORE, type OffsetEvent, type ReportStore } from '@app/report-store';
 import { INGEST_CONFIG } from './ingest.tokens';
 import type { IngestConfig } from './ingest.config';
 
 /**
  * Consumes event batches and stores them. A message that does not parse or validate goes to the
- * dead-letter topic with its reason and never blocks its partition; the valid rest of the batch is
- * stored under the batch's deterministic id, so a redelivered batch changes nothing.
+ * dead-letter topic with its reason and never blocks its partition; the valid rest is stored with
+ * the source's offsets, so a redelivered batch changes nothing.
  */
 @Injectable()
 export class IngestService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -55,11 +54,11 @@ export class IngestService implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   async handle(batch: DeliveredBatch): Promise<void> {
-    const events: AdEvent[] = [];
+    const events: OffsetEvent[] = [];
     const rejected: OutgoingMessage[] = [];
     for (const message of batch.messages) {
       const parsed = parseAdEvent(message.value);
-      if (parsed.ok) events.push(parsed.event);
+      if (parsed.ok) events.push({ offset: message.offset, event: parsed.event });
       else {
         rejected.push({
           key: message.key,
@@ -79,15 +78,14 @@ export class IngestService implements OnApplicationBootstrap, OnApplicationShutd
       );
     }
     try {
-      const result = await this.store.ingest(batchIdOf(batch), events);
-      if (result.stored) {
-        ingestedEvents.inc({ topic: batch.topic }, events.length);
-        ingestBatchEvents.set(events.length);
-      } else replayedBatches.inc();
+      const result = await this.store.ingest(batch.source, events);
+      ingestedEvents.inc({ topic: batch.topic }, result.stored);
+      ingestBatchEvents.set(result.stored);
+      if (result.skipped > 0) replayedEvents.inc(result.skipped);
     } catch (error) {
       ingestFailures.inc();
       this.logger.error(
-        `batch ${batchIdOf(batch)} not stored, will be redelivered: ${(error as Error).message}`,
+        `batch ${describeBatch(batch)} not stored, will be redelivered: ${(error as Error).message}`,
       );
       throw error;
     }

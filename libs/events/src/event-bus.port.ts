@@ -14,6 +14,11 @@ export interface DeliveredMessage extends OutgoingMessage {
 }
 
 export interface DeliveredBatch {
+  /**
+   * Where the offsets of this batch count from: `topic/partition` on Kafka, where offsets are
+   * durable; the in-process bus adds its run id, as its offsets restart with the process.
+   */
+  readonly source: string;
   readonly topic: string;
   readonly partition: number;
   readonly messages: readonly DeliveredMessage[];
@@ -38,11 +43,11 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
-/** A deterministic batch id: the same batch redelivered gets the same id. */
-export function batchIdOf(batch: DeliveredBatch): string {
+/** A batch's source and offset range, for logs. */
+export function describeBatch(batch: DeliveredBatch): string {
   const first = batch.messages[0]?.offset ?? '-';
   const last = batch.messages[batch.messages.length - 1]?.offset ?? '-';
-  return `${batch.topic}/${batch.partition}/${first}-${last}`;
+  return `${batch.source}@${first}-${last}`;
 }
 
 /** Ad events are keyed by ad slot, so that one slot's events stay in order on one partition. */

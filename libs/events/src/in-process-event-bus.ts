@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type {
   BatchHandler,
   DeliveredMessage,
@@ -76,6 +77,7 @@ export class InProcessEventBus implements EventBus {
   private readonly idleWaiters: (() => void)[] = [];
   private readonly spaceWaiters: (() => void)[] = [];
   private closed = false;
+  private readonly runId = randomUUID();
 
   constructor(options: Partial<InProcessBusOptions> = {}) {
     this.options = { ...DEFAULTS, ...options };
@@ -165,7 +167,7 @@ export class InProcessEventBus implements EventBus {
     const messages = queue.take(this.options.maxBatchSize);
     let retry = false;
     try {
-      await group.handler({ topic, partition, messages });
+      await group.handler({ source: `${topic}/${partition}/${this.runId}`, topic, partition, messages });
       queue.commit(messages.length);
     } catch {
       retry = true;

@@ -127,6 +127,7 @@ export class KafkaEventBus implements EventBus {
         const { batch } = payload;
         if (!payload.isRunning() || payload.isStale() || batch.messages.length === 0) return;
         await handler({
+          source: `${batch.topic}/${batch.partition}`,
           topic: this.plain(batch.topic),
           partition: batch.partition,
           messages: batch.messages.map((m) => ({

@@ -35,12 +35,12 @@ export const ingestedEvents = once(
     }),
 );
 
-export const replayedBatches = once(
-  'adx_ingest_replayed_batches_total',
+export const replayedEvents = once(
+  'adx_ingest_replayed_events_total',
   () =>
     new Counter({
-      name: 'adx_ingest_replayed_batches_total',
-      help: 'Batches skipped because already stored',
+      name: 'adx_ingest_replayed_events_total',
+      help: 'Redelivered events left out because already stored',
     }),
 );
 

@@ -1,7 +1,6 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import type { AdEvent } from '@app/events';
 import { MEASURE_NAMES, type Measures, type StoreQuery, type StoreRow } from '@app/report-model';
-import type { IngestResult, ReportStore } from '../report-store.port';
+import { newerThan, type IngestResult, type OffsetEvent, type ReportStore } from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
 import { INEXACT_FIELDS, isReportable, measuresOf, sampleWeight, utcDayOf, utcHourOf } from '../event-rollup';
 import { identifier, stringLiteral } from './clickhouse-literal';
@@ -81,22 +80,22 @@ export class ClickHouseReportStore implements ReportStore {
     }
   }
 
-  async ingest(batchId: string, events: readonly AdEvent[]): Promise<IngestResult> {
+  async ingest(source: string, batch: readonly OffsetEvent[]): Promise<IngestResult> {
     this.assertOpen();
     try {
       const seen = await this.client.query({
-        query: `SELECT count() AS n FROM ingested_batches WHERE batch_id = ${stringLiteral(batchId)}`,
+        query: `SELECT max(last_offset) AS o, count() AS n FROM ingested_offsets WHERE source = ${stringLiteral(source)}`,
         format: 'JSONEachRow',
       });
-      const [{ n }] = await seen.json<{ n: string }>();
-      if (Number(n) > 0) return { stored: false, events: events.length };
-      const rows = events.filter(isReportable).map((event) => this.rawRow(batchId, event));
-      // One INSERT is one block: the raw rows, the cube, the sample and the batch id land together.
+      const [{ o, n }] = await seen.json<{ o: string; n: string }>();
+      const fresh = newerThan(batch, Number(n) > 0 ? BigInt(o) : undefined);
+      const rows = fresh.filter((e) => isReportable(e.event)).map((e) => this.rawRow(source, e));
+      // One INSERT is one block: the raw rows, the cube, the sample and the offset land together.
       if (rows.length > 0)
         await this.client.insert({ table: 'events_raw', values: rows, format: 'JSONEachRow' });
-      return { stored: true, events: events.length };
+      return { stored: fresh.length, skipped: batch.length - fresh.length };
     } catch (error) {
-      throw classify(error, `ingest of ${batchId}`);
+      throw classify(error, `ingest from ${source}`);
     }
   }
 
@@ -137,7 +136,7 @@ export class ClickHouseReportStore implements ReportStore {
   async isEmpty(): Promise<boolean> {
     try {
       const result = await this.client.query({
-        query: 'SELECT count() AS n FROM ingested_batches',
+        query: 'SELECT count() AS n FROM ingested_offsets',
         format: 'JSONEachRow',
       });
       const [{ n }] = await result.json<{ n: string }>();
@@ -184,14 +183,15 @@ export class ClickHouseReportStore implements ReportStore {
     return dropped;
   }
 
-  private rawRow(batchId: string, event: AdEvent): Record<string, string | number> {
+  private rawRow(source: string, { offset, event }: OffsetEvent): Record<string, string | number> {
     const row: Record<string, string | number> = {
       event_date: utcDayOf(event.ts),
       hour: utcHourOf(event.ts),
       ts: `${event.ts.slice(0, 10)} ${event.ts.slice(11, 19)}`,
       event_id: event.event_id,
       type: event.type,
-      batch_id: batchId,
+      source,
+      offset: Number(offset),
       sample_weight: sampleWeight(event, this.options.sampleDenominator),
     };
     for (const field of INEXACT_FIELDS) row[field] = event[field];

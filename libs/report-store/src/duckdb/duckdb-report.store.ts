@@ -8,7 +8,13 @@ import {
 } from '@duckdb/node-api';
 import type { AdEvent } from '@app/events';
 import { MEASURE_NAMES, type Measures, type StoreQuery, type StoreRow, addMeasures } from '@app/report-model';
-import type { IngestResult, ReportStore } from '../report-store.port';
+import {
+  highestOffset,
+  newerThan,
+  type IngestResult,
+  type OffsetEvent,
+  type ReportStore,
+} from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
 import {
   EXACT_KEY_FIELDS,
@@ -98,31 +104,34 @@ export class DuckDbReportStore implements ReportStore {
     });
   }
 
-  async ingest(batchId: string, events: readonly AdEvent[]): Promise<IngestResult> {
+  async ingest(source: string, batch: readonly OffsetEvent[]): Promise<IngestResult> {
     return this.writeLock.run(async () => {
       if (this.closed)
         throw new ReportStoreException(ReportStoreErrorCode.Unavailable, 'the report store is closed');
       await this.writer.run('BEGIN TRANSACTION');
       try {
-        const seen = await this.writer.runAndReadAll('SELECT 1 FROM ingested_batches WHERE batch_id = $1', [
-          batchId,
-        ]);
-        if (seen.currentRowCount > 0) {
-          await this.writer.run('ROLLBACK');
-          return { stored: false, events: events.length };
+        const seen = await this.writer.runAndReadAll(
+          'SELECT last_offset FROM ingested_offsets WHERE source = $1',
+          [source],
+        );
+        const stored = seen.currentRowCount > 0 ? BigInt(seen.getRows()[0][0] as bigint) : undefined;
+        const fresh = newerThan(batch, stored);
+        const events = fresh.map((e) => e.event).filter(isReportable);
+        await this.writeExact(events);
+        await this.writeSample(events);
+        if (fresh.length > 0) {
+          await this.writer.run(
+            `INSERT INTO ingested_offsets (source, last_offset, events) VALUES ($1, CAST($2 AS HUGEINT), $3)
+             ON CONFLICT (source) DO UPDATE SET last_offset = EXCLUDED.last_offset,
+               events = ingested_offsets.events + EXCLUDED.events, stored_at = now()`,
+            [source, highestOffset(fresh).toString(), fresh.length],
+          );
         }
-        const reportable = events.filter(isReportable);
-        await this.writeExact(reportable);
-        await this.writeSample(reportable);
-        await this.writer.run('INSERT INTO ingested_batches (batch_id, events) VALUES ($1, $2)', [
-          batchId,
-          events.length,
-        ]);
         await this.writer.run('COMMIT');
-        return { stored: true, events: events.length };
+        return { stored: fresh.length, skipped: batch.length - fresh.length };
       } catch (error) {
         await this.writer.run('ROLLBACK').catch(() => undefined);
-        throw new ReportStoreException(ReportStoreErrorCode.Failed, `ingest of ${batchId} failed`, {
+        throw new ReportStoreException(ReportStoreErrorCode.Failed, `ingest from ${source} failed`, {
           cause: error,
         });
       }
@@ -172,7 +181,7 @@ export class DuckDbReportStore implements ReportStore {
   async isEmpty(): Promise<boolean> {
     const connection = await this.connect();
     try {
-      const reader = await connection.runAndReadAll('SELECT count(*) FROM ingested_batches');
+      const reader = await connection.runAndReadAll('SELECT count(*) FROM ingested_offsets');
       return Number(reader.getRows()[0][0]) === 0;
     } finally {
       connection.closeSync();

@@ -39,11 +39,12 @@ export const DUCKDB_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
-    name: 'ingested batches',
+    name: 'ingested offsets',
     statements: [
-      `CREATE TABLE IF NOT EXISTS ingested_batches (
-        batch_id VARCHAR PRIMARY KEY,
-        events INTEGER NOT NULL,
+      `CREATE TABLE IF NOT EXISTS ingested_offsets (
+        source VARCHAR PRIMARY KEY,
+        last_offset HUGEINT NOT NULL,
+        events BIGINT NOT NULL,
         stored_at TIMESTAMP NOT NULL DEFAULT current_timestamp
       )`,
     ],
