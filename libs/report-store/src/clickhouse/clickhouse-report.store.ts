@@ -1,4 +1,4 @@
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { MEASURE_NAMES, type Measures, type StoreQuery, type StoreRow } from '@app/report-model';
 import { newerThan, type IngestResult, type OffsetEvent, type ReportStore } from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
@@ -56,6 +56,8 @@ export class ClickHouseReportStore implements ReportStore {
       database: identifier(options.database),
       request_timeout: options.queryTimeoutMs + 5_000,
       max_open_connections: 16,
+      // Failures reach callers as ReportStoreException; the client's own console output is noise.
+      log: { level: ClickHouseLogLevel.OFF },
     });
   }
 
@@ -64,6 +66,7 @@ export class ClickHouseReportStore implements ReportStore {
       url: this.options.url,
       username: this.options.username ?? 'default',
       password: this.options.password ?? '',
+      log: { level: ClickHouseLogLevel.OFF },
     });
     try {
       await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${identifier(this.options.database)}` });
