@@ -6,3 +6,4 @@ export * from './duckdb/duckdb-report.store';
 export * from './clickhouse/clickhouse-report.store';
 export * from './clickhouse/clickhouse-literal';
 export * from './clickhouse/clickhouse-migrator';
+export * from './clickhouse/clickhouse-query.builder';
