@@ -200,15 +200,19 @@ export class KafkaEventBus implements EventBus {
 
   private async send(entry: SpoolEntry): Promise<void> {
     await this.ensureTopics([entry.topic]);
-    await this.producer.send({
-      topic: this.onCluster(entry.topic),
+    await this.producer.sendBatch({
       acks: -1,
       compression: CompressionTypes.GZIP,
-      messages: entry.messages.map((m) => ({
-        key: m.key,
-        value: m.value,
-        headers: m.headers ? { ...m.headers } : undefined,
-      })),
+      topicMessages: [
+        {
+          topic: this.onCluster(entry.topic),
+          messages: entry.messages.map((m) => ({
+            key: m.key,
+            value: m.value,
+            headers: m.headers ? { ...m.headers } : undefined,
+          })),
+        },
+      ],
     });
   }
 
