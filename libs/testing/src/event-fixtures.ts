@@ -1,6 +1,7 @@
 import { type Catalog, loadCatalog } from '@app/catalog';
 import { generateDemoTraffic } from '@app/demo-traffic';
 import { EVENT_SCHEMA_VERSION, emptyDimensions, type AdEvent } from '@app/events';
+import { emptyMeasures, type Measures } from '@app/report-model';
 
 let counter = 0;
 
@@ -64,33 +65,12 @@ export function splitValueOf(event: AdEvent, split: string): string | number {
   }
 }
 
-export interface ExpectedCounts {
-  unique_impressions: number;
-  reopens: number;
-  clicks: number;
-  conversions: number;
-  post_view_conversions: number;
-  spend_micros: number;
-  revenue_micros: number;
-}
-
 /** Sums per split value, straight from the events. */
-export function expectedBySplit(
-  events: readonly AdEvent[],
-  split: string,
-): Map<string | number, ExpectedCounts> {
-  const out = new Map<string | number, ExpectedCounts>();
+export function expectedBySplit(events: readonly AdEvent[], split: string): Map<string | number, Measures> {
+  const out = new Map<string | number, Measures>();
   for (const e of events) {
     const key = splitValueOf(e, split);
-    const c = out.get(key) ?? {
-      unique_impressions: 0,
-      reopens: 0,
-      clicks: 0,
-      conversions: 0,
-      post_view_conversions: 0,
-      spend_micros: 0,
-      revenue_micros: 0,
-    };
+    const c = out.get(key) ?? emptyMeasures();
     if (e.type === 'impression' && e.reopen) c.reopens += 1;
     if (e.type === 'impression' && !e.reopen) c.unique_impressions += 1;
     if (e.type === 'click') c.clicks += 1;
