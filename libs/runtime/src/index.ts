@@ -1,3 +1,3 @@
 export * from './http-app.bootstrap';
-export * from './embedded-adapters';
+export * from './adapter.factory';
 export * from './generic-exception.filter';
