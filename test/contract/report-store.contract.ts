@@ -142,6 +142,10 @@ export function reportStoreContract(
         '"double"',
         'ünï€ødé',
         'nul\u0000byte',
+        'tab\there',
+        'new\nline\r\n',
+        '\\t not a tab',
+        '🙂\u2028',
       ];
       const batch = nasty.map((value, i) =>
         makeEvent({

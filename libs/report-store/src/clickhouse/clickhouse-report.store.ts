@@ -1,9 +1,10 @@
+import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { MEASURE_NAMES, type Measures, type StoreQuery, type StoreRow } from '@app/report-model';
 import { newerThan, type IngestResult, type OffsetEvent, type ReportStore } from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
 import { INEXACT_FIELDS, isReportable, measuresOf, sampleWeight, utcDayOf, utcHourOf } from '../event-rollup';
-import { identifier, stringLiteral } from './clickhouse-literal';
+import { identifier, stringLiteral, tabSeparatedField } from './clickhouse-literal';
 import { migrateClickHouse } from './clickhouse-migrator';
 import { buildClickHouseQuery } from './clickhouse-query.builder';
 
@@ -18,6 +19,20 @@ export interface ClickHouseStoreOptions {
   /** Whole months of raw events kept; older monthly partitions are dropped. */
   readonly rawRetentionMonths: number;
 }
+
+/** The columns the ingest writes to events_raw (clickhouse/001_events_raw.sql), in its order. */
+const RAW_COLUMNS: [string, ...string[]] = [
+  'event_date',
+  'hour',
+  'ts',
+  'event_id',
+  'type',
+  'source',
+  'offset',
+  ...INEXACT_FIELDS,
+  'sample_weight',
+  ...MEASURE_NAMES,
+];
 
 /** ClickHouse error codes that mean the query ran out of time. */
 const TIMEOUT_CODES = new Set(['159', '160']);
@@ -92,10 +107,16 @@ export class ClickHouseReportStore implements ReportStore {
       });
       const [{ o, n }] = await seen.json<{ o: string; n: string }>();
       const fresh = newerThan(batch, Number(n) > 0 ? BigInt(o) : undefined);
-      const rows = fresh.filter((e) => isReportable(e.event)).map((e) => this.rawRow(source, e));
+      const lines = fresh.filter((e) => isReportable(e.event)).map((e) => this.rawLine(source, e));
       // One INSERT is one block: the raw rows, the cube, the sample and the offset land together.
-      if (rows.length > 0)
-        await this.client.insert({ table: 'events_raw', values: rows, format: 'JSONEachRow' });
+      if (lines.length > 0) {
+        await this.client.insert({
+          table: 'events_raw',
+          columns: RAW_COLUMNS,
+          values: Readable.from([Buffer.from(`${lines.join('\n')}\n`)], { objectMode: false }),
+          format: 'TabSeparated',
+        });
+      }
       return { stored: fresh.length, skipped: batch.length - fresh.length };
     } catch (error) {
       throw classify(error, `ingest from ${source}`);
@@ -186,20 +207,21 @@ export class ClickHouseReportStore implements ReportStore {
     return dropped;
   }
 
-  private rawRow(source: string, { offset, event }: OffsetEvent): Record<string, string | number> {
-    const row: Record<string, string | number> = {
-      event_date: utcDayOf(event.ts),
-      hour: utcHourOf(event.ts),
-      ts: `${event.ts.slice(0, 10)} ${event.ts.slice(11, 19)}`,
-      event_id: event.event_id,
-      type: event.type,
-      source,
-      offset: Number(offset),
-      sample_weight: sampleWeight(event, this.options.sampleDenominator),
-    };
-    for (const field of INEXACT_FIELDS) row[field] = event[field];
+  /** One events_raw row as TabSeparated text, in RAW_COLUMNS order. */
+  private rawLine(source: string, { offset, event }: OffsetEvent): string {
     const measures = measuresOf(event);
-    for (const name of MEASURE_NAMES) row[name] = measures[name];
-    return row;
+    const fields: (string | number)[] = [
+      utcDayOf(event.ts),
+      utcHourOf(event.ts),
+      `${event.ts.slice(0, 10)} ${event.ts.slice(11, 19)}`,
+      event.event_id,
+      event.type,
+      source,
+      offset,
+      ...INEXACT_FIELDS.map((field) => event[field]),
+      sampleWeight(event, this.options.sampleDenominator),
+      ...MEASURE_NAMES.map((name) => measures[name]),
+    ];
+    return fields.map(tabSeparatedField).join('\t');
   }
 }
