@@ -1,6 +1,7 @@
+import { Readable } from 'node:stream';
 import { createClient } from '@clickhouse/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { stringLiteral } from '@app/report-store';
+import { stringLiteral, tabSeparatedField } from '@app/report-store';
 import { Random } from '@app/demo-traffic';
 import { STACK, requireOrSkip } from '@app/testing';
 
@@ -45,7 +46,7 @@ function randomString(random: Random): string {
 
 describe.runIf(
   requireOrSkip(inject('stack').clickhouse, `ClickHouse at ${STACK.clickhouseUrl} (npm run stack:up)`),
-)('ClickHouse string literal encoder, fuzzed against the server', () => {
+)('ClickHouse literal and TabSeparated encoders, fuzzed against the server', () => {
   const client = createClient({ url: STACK.clickhouseUrl });
   afterAll(() => client.close());
 
@@ -58,6 +59,28 @@ describe.runIf(
       const result = await client.query({ query: sql, format: 'JSONEachRow' });
       const [row] = await result.json<Record<string, string>>();
       expect(chunk.map((_, j) => row[`v${j}`])).toEqual(chunk);
+    }
+  });
+
+  it('writes 2,000 random strings as TabSeparated fields and reads them back exactly', async () => {
+    const random = new Random(20261123);
+    const values = Array.from({ length: 2000 }, () => randomString(random));
+    const table = `tsv_fuzz_${process.pid}_${Date.now()}`;
+    await client.command({ query: `CREATE TABLE ${table} (i UInt32, v String) ENGINE = Memory` });
+    try {
+      const text = values.map((v, i) => `${tabSeparatedField(i)}\t${tabSeparatedField(v)}\n`).join('');
+      await client.insert({
+        table,
+        values: Readable.from([Buffer.from(text)], { objectMode: false }),
+        format: 'TabSeparated',
+      });
+      const result = await client.query({
+        query: `SELECT v FROM ${table} ORDER BY i`,
+        format: 'JSONEachRow',
+      });
+      expect((await result.json<{ v: string }>()).map((r) => r.v)).toEqual(values);
+    } finally {
+      await client.command({ query: `DROP TABLE IF EXISTS ${table}` });
     }
   });
 
