@@ -1,4 +1,10 @@
-import { MEASURE_NAMES, findSplit, type StoreQuery } from '@app/report-model';
+import { MEASURE_NAMES, type StoreQuery } from '@app/report-model';
+import {
+  dimensionExpression,
+  scopeAndFilterPredicates,
+  tierTable,
+  type SqlDialect,
+} from '../query-predicates';
 import { dateLiteral, stringLiteral } from './clickhouse-literal';
 
 const padHour = "if(hour < 10, concat('0', toString(hour)), toString(hour))";
@@ -16,40 +22,17 @@ const DERIVED: Readonly<Record<string, string>> = {
   segmented_values: 'segment_value',
 };
 
-function dimensionSql(dimension: string): string {
-  const split = findSplit(dimension);
-  if (!split) throw new Error(`not a dimension: ${dimension}`);
-  return DERIVED[dimension] ?? split.name;
-}
-
 /** Builds the aggregate query; every value is a literal from the one encoder. */
 export function buildClickHouseQuery(query: StoreQuery): string {
-  const table = query.tier === 'exact' ? 'exact_daily' : 'inexact_sample';
-  const where = [`day >= ${dateLiteral(query.range.start)}`, `day <= ${dateLiteral(query.range.end)}`];
-  const inList = (values: readonly string[]) => values.map(stringLiteral).join(', ');
-  if (query.scope.publisherIds) {
-    where.push(
-      query.scope.publisherIds.length ? `publisher_id IN (${inList(query.scope.publisherIds)})` : '0',
-    );
-  }
-  if (query.scope.advertiserIds) {
-    where.push(
-      query.scope.advertiserIds.length ? `advertiser_id IN (${inList(query.scope.advertiserIds)})` : '0',
-    );
-  }
-  for (const filter of query.filters) {
-    const negate = filter.operator === 'not equals';
-    if (filter.values.length === 0) {
-      if (!negate) where.push('0');
-      continue;
-    }
-    where.push(
-      `toString(${dimensionSql(filter.dimension)}) ${negate ? 'NOT IN' : 'IN'} (${inList(filter.values)})`,
-    );
-  }
+  const dialect: SqlDialect = { value: stringLiteral, asText: (e) => `toString(${e})`, never: '0' };
+  const where = [
+    `day >= ${dateLiteral(query.range.start)}`,
+    `day <= ${dateLiteral(query.range.end)}`,
+    ...scopeAndFilterPredicates(query, dialect, DERIVED),
+  ];
   const sums = MEASURE_NAMES.map((m) => `sum(${m}) AS ${m}`).join(', ');
-  const key = query.split ? `${dimensionSql(query.split)} AS k, ` : '';
+  const key = query.split ? `${dimensionExpression(DERIVED, query.split)} AS k, ` : '';
   const groupBy = query.split ? ' GROUP BY k' : '';
   // `n` lets the store drop the single all-zero row an ungrouped aggregate returns on no data.
-  return `SELECT ${key}${sums}, count() AS n FROM ${table} WHERE ${where.join(' AND ')}${groupBy}`;
+  return `SELECT ${key}${sums}, count() AS n FROM ${tierTable(query.tier)} WHERE ${where.join(' AND ')}${groupBy}`;
 }
