@@ -1,5 +1,5 @@
-import { IsInt, IsString, Max, Min, MinLength } from 'class-validator';
-import { BaseSettings } from '@app/config';
+import { IsInt, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { BaseSettings, Secret } from '@app/config';
 
 /** The auction app's configuration, read from the environment (see the README). */
 export class AuctionConfig extends BaseSettings {
@@ -11,4 +11,56 @@ export class AuctionConfig extends BaseSettings {
   @Min(0)
   @Max(65535)
   AUCTION_PORT = 8080;
+
+  /** The exchange's address as newsletters and DSPs reach it: ad tags, click and sync URLs. */
+  @Matches(/^https?:\/\/[^\s/?#]+$/, { message: 'AUCTION_PUBLIC_URL must be an http(s) origin' })
+  AUCTION_PUBLIC_URL = 'http://127.0.0.1:8080';
+
+  /** The auction's answer budget (`tmax`): no DSP answer is waited for past it. */
+  @IsInt()
+  @Min(10)
+  @Max(1000)
+  AUCTION_TMAX_MS = 150;
+
+  /** How long a decision is kept, so that a reopen shows the same ad and a click finds it. */
+  @IsInt()
+  @Min(1)
+  @Max(24 * 365)
+  DECISION_TTL_HOURS = 24 * 30;
+
+  /** Key of the HMAC that turns a publisher's recipient hash into our user id. */
+  @Secret()
+  @IsString()
+  @MinLength(16)
+  USER_ID_SECRET = 'dev-only-user-id-secret-change-me';
+
+  /** Reverse proxies in front of the app whose `X-Forwarded-For` entries are trusted. */
+  @IsInt()
+  @Min(0)
+  @Max(5)
+  TRUSTED_PROXY_HOPS = 0;
+
+  /** Budget of a server-to-server tracker or win notice call. */
+  @IsInt()
+  @Min(100)
+  @Max(30_000)
+  TRACKER_TIMEOUT_MS = 2000;
+
+  /** Tracker and win notice calls in flight at once; beyond it they are dropped and counted. */
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  TRACKER_MAX_IN_FLIGHT = 512;
+
+  /** Largest DSP answer read; a longer one is cut off and is no bid. */
+  @IsInt()
+  @Min(1024)
+  @Max(16 * 1024 * 1024)
+  BID_RESPONSE_MAX_BYTES = 256 * 1024;
+
+  /** Connections kept open to each DSP (undici keep-alive pool). */
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  DSP_CONNECTIONS = 64;
 }

@@ -1,22 +1,31 @@
-import { Controller, Get, Module, type DynamicModule } from '@nestjs/common';
-import type { Catalog } from '@app/catalog';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import type { GeoResolver } from '@app/audience';
+import type { Catalog } from '@app/catalog';
+import { EVENT_BUS, type EventBus } from '@app/events';
 import { ObservabilityModule } from '@app/observability';
-import { GenericExceptionFilter } from '@app/runtime';
+import { STATE_STORE, type StateStore } from '@app/state-store';
+import { AdTagController } from './ad-tag.controller';
 import type { AuctionConfig } from './auction.config';
+import { AuctionExceptionFilter } from './auction-exception.filter';
+import { AuctionService } from './auction.service';
+import { AUCTION_CONFIG, CATALOG, CLOCK, GEO_RESOLVER, type Clock } from './auction.tokens';
+import { DemoController } from './demo/demo.controller';
+import { AdServingService } from './serving/ad-serving.service';
+import { ConversionService } from './serving/conversion.service';
+import { DecisionStore } from './serving/decision.store';
+import { EventPublisher } from './serving/event.publisher';
+import { ViewerResolver } from './serving/viewer.resolver';
+import { TrackerDispatcher } from './tracking/tracker.dispatcher';
 
+/** What the composition root hands the auction app: its config and the adapters of its ports. */
 export interface AuctionDependencies {
   readonly config: AuctionConfig;
   readonly catalog: Catalog;
-}
-
-/** What the exchange serves today; the ad tag, OpenRTB and user sync come with their issue. */
-@Controller()
-class AuctionInfoController {
-  @Get()
-  info(): { service: string; status: string } {
-    return { service: 'auction', status: 'the ad tag and OpenRTB endpoints are not built yet' };
-  }
+  readonly bus: EventBus;
+  readonly stateStore: StateStore;
+  readonly geo: GeoResolver;
+  readonly clock?: Clock;
 }
 
 @Module({})
@@ -24,9 +33,25 @@ export class AuctionModule {
   static forRoot(deps: AuctionDependencies): DynamicModule {
     return {
       module: AuctionModule,
-      imports: [ObservabilityModule.forRoot({ catalog: async () => void deps.catalog.users.size })],
-      controllers: [AuctionInfoController],
-      providers: [{ provide: APP_FILTER, useClass: GenericExceptionFilter }],
+      imports: [ObservabilityModule.forRoot({ stateStore: () => deps.stateStore.ping() })],
+      controllers: [AdTagController, DemoController],
+      providers: [
+        { provide: AUCTION_CONFIG, useValue: deps.config },
+        { provide: CATALOG, useValue: deps.catalog },
+        { provide: EVENT_BUS, useValue: deps.bus },
+        { provide: STATE_STORE, useValue: deps.stateStore },
+        { provide: GEO_RESOLVER, useValue: deps.geo },
+        { provide: CLOCK, useValue: deps.clock ?? (() => new Date()) },
+        { provide: APP_FILTER, useClass: AuctionExceptionFilter },
+        AuctionService,
+        AdServingService,
+        ConversionService,
+        DecisionStore,
+        EventPublisher,
+        TrackerDispatcher,
+        ViewerResolver,
+      ],
+      exports: [EventPublisher, TrackerDispatcher],
     };
   }
 }

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
+import { GeoResolver } from '@app/audience';
 import { describeConfig, loadConfig } from '@app/config';
 import { createLogger } from '@app/observability';
-import { catalogFrom, startHttpApp } from '@app/runtime';
+import { catalogFrom, eventBusFrom, startHttpApp, stateStoreFrom } from '@app/runtime';
 import { AuctionConfig } from './auction.config';
 import { AuctionModule } from './auction.module';
 
@@ -9,13 +10,24 @@ async function main(): Promise<void> {
   const config = loadConfig(AuctionConfig, process.env);
   const logger = createLogger(config.LOG_LEVEL, 'auction');
   logger.info({ config: describeConfig(config) }, 'starting');
-  const app = await startHttpApp(AuctionModule.forRoot({ config, catalog: catalogFrom(config) }), {
-    host: config.AUCTION_HOST,
-    port: config.AUCTION_PORT,
-    logger,
-    name: 'auction',
+  const bus = eventBusFrom(config, (message) => logger.warn(message));
+  const stateStore = stateStoreFrom(config);
+  const app = await startHttpApp(
+    AuctionModule.forRoot({
+      config,
+      catalog: catalogFrom(config),
+      bus,
+      stateStore,
+      geo: await GeoResolver.open(),
+    }),
+    { host: config.AUCTION_HOST, port: config.AUCTION_PORT, logger, name: 'auction' },
+  );
+  process.once('SIGTERM', () => {
+    void app
+      .close()
+      .then(() => bus.close())
+      .then(() => stateStore.close());
   });
-  process.once('SIGTERM', () => void app.close());
 }
 
 main().catch((error: unknown) => {

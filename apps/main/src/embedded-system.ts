@@ -1,7 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { loadConfig } from '@app/config';
-import { AuctionConfig, AuctionModule } from '@apps/auction';
+import { GeoResolver } from '@app/audience';
+import { AuctionConfig, AuctionModule, EventPublisher, TrackerDispatcher } from '@apps/auction';
 import { IngestConfig, IngestModule } from '@apps/ingest';
 import { ReportingConfig, ReportingModule, type Clock } from '@apps/reporting';
 import type { Catalog } from '@app/catalog';
@@ -18,6 +19,11 @@ export interface EmbeddedSystem {
   readonly reporting: INestApplication;
   readonly ingest: INestApplication;
   readonly auction: INestApplication;
+  /**
+   * Resolves once everything the auction app emitted so far is stored and every tracker call it
+   * fired has ended: events flushed to the bus, the bus drained by the ingest.
+   */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,12 +55,22 @@ export async function startEmbeddedSystem(
     ReportingModule.forRoot({ config: reportingConfig, catalog, reportStore, stateStore, clock }),
     { host: reportingConfig.REPORTING_HOST, port: reportingConfig.REPORTING_PORT, logger, name: 'reporting' },
   );
-  const auction = await startHttpApp(AuctionModule.forRoot({ config: auctionConfig, catalog }), {
-    host: auctionConfig.AUCTION_HOST,
-    port: auctionConfig.AUCTION_PORT,
-    logger,
-    name: 'auction',
-  });
+  const auction = await startHttpApp(
+    AuctionModule.forRoot({
+      config: auctionConfig,
+      catalog,
+      bus,
+      stateStore,
+      geo: await GeoResolver.open(),
+      clock,
+    }),
+    {
+      host: auctionConfig.AUCTION_HOST,
+      port: auctionConfig.AUCTION_PORT,
+      logger,
+      name: 'auction',
+    },
+  );
 
   return {
     catalog,
@@ -64,6 +80,11 @@ export async function startEmbeddedSystem(
     reporting,
     ingest,
     auction,
+    async settle() {
+      await auction.get(EventPublisher).flush();
+      await auction.get(TrackerDispatcher).settled();
+      await bus.drain();
+    },
     async close() {
       await auction.close();
       await reporting.close();

@@ -62,6 +62,29 @@ function referenceProblems(doc: CatalogDocument): string[] {
     check(ios.has(c.insertionOrderId), `campaign ${c.id}: unknown insertion order`);
   for (const s of doc.strategies) check(campaigns.has(s.campaignId), `strategy ${s.id}: unknown campaign`);
   for (const c of doc.creatives) check(strategies.has(c.strategyId), `creative ${c.id}: unknown strategy`);
+  const demandOfStrategy = new Map(
+    doc.strategies.map((s) => [s.id, doc.campaigns.find((c) => c.id === s.campaignId)?.demandType]),
+  );
+  for (const d of doc.dsps) {
+    check(d.seats.length > 0, `dsp ${d.id}: needs at least one seat`);
+    const seatIds = new Set<string>();
+    for (const seat of d.seats) {
+      check(!seatIds.has(seat.id), `dsp ${d.id}: seat ${seat.id} listed twice`);
+      seatIds.add(seat.id);
+      check(
+        demandOfStrategy.get(seat.strategyId) === 'exchange',
+        `dsp ${d.id}: seat ${seat.id} must book on a strategy of an exchange campaign`,
+      );
+    }
+  }
+  for (const s of doc.adSlots) {
+    const dealIds = new Set<string>();
+    for (const deal of s.deals ?? []) {
+      check(!dealIds.has(deal.id), `ad slot ${s.id}: deal ${deal.id} listed twice`);
+      dealIds.add(deal.id);
+    }
+    check(!s.privateAuction || dealIds.size > 0, `ad slot ${s.id}: a private auction needs deals`);
+  }
   const domains = new Set<string>();
   for (const p of doc.publishers) {
     check(!domains.has(p.domain), `publisher ${p.id}: domain ${p.domain} already used`);

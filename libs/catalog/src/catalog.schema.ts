@@ -1,9 +1,11 @@
 import { Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
   ArrayUnique,
   IsArray,
   IsBoolean,
   IsIn,
+  IsInt,
   IsNumber,
   IsOptional,
   IsString,
@@ -24,6 +26,9 @@ export type DemandType = (typeof DEMAND_TYPES)[number];
 /** Ids are short, printable and safe in URLs and logs. */
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const DOMAIN_PATTERN = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/;
+/** IAB content categories as OpenRTB writes them (`IAB1`, `IAB7-39`). */
+const IAB_CATEGORY_PATTERN = /^IAB\d{1,2}(-\d{1,3})?$/;
+const URL_OPTIONS = { require_tld: false, protocols: ['http', 'https'], require_protocol: true };
 const SIZE_PATTERN = /^\d{1,4}x\d{1,4}$/;
 
 class Entity {
@@ -79,11 +84,51 @@ export class PublisherRecord extends Entity {
   @Min(0)
   @Max(1)
   exchangeShare!: number;
+
+  /** Auction type of the publisher's RTB auctions (`at`): 1 first price, 2 second price. */
+  @IsOptional()
+  @IsIn([1, 2])
+  auctionType?: 1 | 2;
+
+  /** Content categories of the publisher's newsletters (`site.cat`, `site.publisher.cat`). */
+  @IsOptional()
+  @ArrayMaxSize(50)
+  @Matches(IAB_CATEGORY_PATTERN, { each: true })
+  cat?: string[];
+
+  /** Creative categories the publisher refuses (`bcat`). */
+  @IsOptional()
+  @ArrayMaxSize(200)
+  @Matches(IAB_CATEGORY_PATTERN, { each: true })
+  bcat?: string[];
+
+  /** Advertiser domains the publisher refuses (`badv`); subdomains are refused too. */
+  @IsOptional()
+  @ArrayMaxSize(500)
+  @Matches(DOMAIN_PATTERN, { each: true })
+  badv?: string[];
 }
 
 export class TemplateRecord extends Entity {
   @Matches(ID_PATTERN)
   publisherId!: string;
+}
+
+/** A private-marketplace deal offered on an ad slot (`imp.pmp.deals`). */
+export class DealRecord {
+  @Matches(ID_PATTERN)
+  id!: string;
+
+  /** Deal floor in micro-USD per thousand impressions. */
+  @IsInt()
+  @Min(0)
+  floorCpmMicros!: number;
+
+  /** Seats allowed to buy the deal; absent means any seat. */
+  @IsOptional()
+  @ArrayMaxSize(50)
+  @Matches(ID_PATTERN, { each: true })
+  wseat?: string[];
 }
 
 export class AdSlotRecord extends Entity {
@@ -97,6 +142,25 @@ export class AdSlotRecord extends Entity {
   @IsNumber()
   @Min(0)
   floorCpmMicros!: number;
+
+  /** OpenRTB ad position (`banner.pos`): 1 above the fold, 3 below, 0 unknown. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(7)
+  pos?: number;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @ValidateNested({ each: true })
+  @Type(() => DealRecord)
+  deals?: DealRecord[];
+
+  /** Only bids on the slot's deals are accepted (`pmp.private_auction` = 1). */
+  @IsOptional()
+  @IsBoolean()
+  privateAuction?: boolean;
 }
 
 export class AdvertiserRecord extends Entity {
@@ -105,6 +169,20 @@ export class AdvertiserRecord extends Entity {
 
   @Matches(DOMAIN_PATTERN)
   domain!: string;
+
+  /** Conversion window after the last click (post-click attribution), in hours. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(24 * 90)
+  postClickWindowHours?: number;
+
+  /** Conversion window after the last view without a click (post-view attribution), in hours. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(24 * 90)
+  postViewWindowHours?: number;
 }
 
 export class InsertionOrderRecord extends Entity {
@@ -140,17 +218,53 @@ export class CreativeRecord extends Entity {
   @Matches(SIZE_PATTERN)
   size!: string;
 
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  @IsUrl(URL_OPTIONS)
   landingUrl!: string;
+
+  /** The ad image; absent means the image the exchange draws and hosts for the creative. */
+  @IsOptional()
+  @IsUrl(URL_OPTIONS)
+  imageUrl?: string;
+}
+
+/**
+ * A buyer seat of a DSP. Its wins are booked on a strategy of an `exchange` campaign of the
+ * catalog, so that RTB spend lands on an advertiser, insertion order and campaign in the reports.
+ */
+export class DspSeatRecord {
+  @Matches(ID_PATTERN)
+  id!: string;
+
+  @Matches(ID_PATTERN)
+  strategyId!: string;
 }
 
 export class DspRecord extends Entity {
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  @IsUrl(URL_OPTIONS)
   endpoint!: string;
 
   @IsOptional()
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  @IsUrl(URL_OPTIONS)
   syncUrl?: string;
+
+  /** Seats the DSP bids with; the first is used for a bid without `seatbid.seat`. */
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => DspSeatRecord)
+  seats!: DspSeatRecord[];
+
+  /** The DSP's own answer budget, in ms; the exchange never waits past the auction's `tmax`. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  timeoutMs?: number;
+
+  /** A paused DSP gets no bid requests. */
+  @IsOptional()
+  @IsBoolean()
+  paused?: boolean;
 }
 
 export class CatalogDocument {

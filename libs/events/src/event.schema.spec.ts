@@ -17,9 +17,20 @@ describe('parseAdEvent', () => {
     expect(parseAdEvent(JSON.stringify(valid))).toEqual({ ok: true, event: valid });
   });
 
+  it('still reads version 1 events, which have no auction fields', () => {
+    const v1 = { ...valid, v: 1 };
+    expect(parseAdEvent(JSON.stringify(v1))).toEqual({ ok: true, event: v1 });
+  });
+
+  it('reads the auction fields of version 2', () => {
+    const bid = { ...valid, type: 'bid', auction_id: 'a1', bid_status: 'rejected', reason: 'below_floor' };
+    expect(parseAdEvent(JSON.stringify(bid))).toEqual({ ok: true, event: bid });
+  });
+
   it.each([
     ['malformed JSON', '{"v":1', /malformed JSON/],
-    ['another schema version', JSON.stringify({ ...valid, v: 2 }), /\/v/],
+    ['an unknown schema version', JSON.stringify({ ...valid, v: 3 }), /\/v/],
+    ['an unknown bid status', JSON.stringify({ ...valid, bid_status: 'maybe' }), /bid_status/],
     ['an unknown type', JSON.stringify({ ...valid, type: 'hover' }), /\/type/],
     ['a local timestamp', JSON.stringify({ ...valid, ts: '2026-11-01 10:00:00' }), /\/ts/],
     ['negative money', JSON.stringify({ ...valid, spend_micros: -1 }), /spend_micros/],

@@ -1,6 +1,12 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 
-export const EVENT_SCHEMA_VERSION = 1;
+/**
+ * Version 2 added the auction fields (`auction_id`, `bid_status`, `reason`, `deal_id`,
+ * `user_id`); version 1 events, which have none of them, are still read.
+ */
+export const EVENT_SCHEMA_VERSION = 2;
+export const READABLE_SCHEMA_VERSIONS = [1, 2] as const;
+export type EventSchemaVersion = (typeof READABLE_SCHEMA_VERSIONS)[number];
 
 export const EVENT_TYPES = ['auction', 'bid', 'win', 'impression', 'click', 'conversion'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -55,8 +61,12 @@ export const DIMENSION_FIELDS = [
 export type DimensionField = (typeof DIMENSION_FIELDS)[number];
 export type EventDimensions = Record<DimensionField, string>;
 
+/** What became of one DSP's answer in an auction (`bid` events). */
+export const BID_STATUSES = ['won', 'lost', 'rejected', 'no_bid', 'timeout', 'error'] as const;
+export type BidStatus = (typeof BID_STATUSES)[number];
+
 export interface AdEvent extends EventDimensions {
-  v: typeof EVENT_SCHEMA_VERSION;
+  v: EventSchemaVersion;
   event_id: string;
   type: EventType;
   /** UTC timestamp, ISO 8601 with `Z`. */
@@ -72,6 +82,16 @@ export interface AdEvent extends EventDimensions {
   /** Bids and wins: the DSP and the price per thousand, micro-USD. */
   dsp_id?: string;
   price_micros?: number;
+  /** v2: the auction an event belongs to, from the bid request to the conversion. */
+  auction_id?: string;
+  /** v2, bids: what became of the DSP's answer. */
+  bid_status?: BidStatus;
+  /** v2: why a bid was rejected or not made, why an auction went unfilled (enumerated codes). */
+  reason?: string;
+  /** v2: the deal a bid or win was made on. */
+  deal_id?: string;
+  /** v2: our user id (`user.id` of the bid request); never the publisher's recipient hash. */
+  user_id?: string;
 }
 
 const dimensionProperties = Object.fromEntries(
@@ -86,7 +106,7 @@ export const AD_EVENT_JSON_SCHEMA = {
   additionalProperties: false,
   required: ['v', 'event_id', 'type', 'ts', 'spend_micros', 'revenue_micros', ...DIMENSION_FIELDS],
   properties: {
-    v: { const: EVENT_SCHEMA_VERSION },
+    v: { enum: READABLE_SCHEMA_VERSIONS },
     event_id: { type: 'string', minLength: 1, maxLength: 64 },
     type: { enum: EVENT_TYPES },
     ts: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,6})?Z$' },
@@ -96,6 +116,11 @@ export const AD_EVENT_JSON_SCHEMA = {
     attribution: { enum: ['post_click', 'post_view'] },
     dsp_id: { type: 'string', maxLength: 64 },
     price_micros: money,
+    auction_id: { type: 'string', maxLength: 64 },
+    bid_status: { enum: BID_STATUSES },
+    reason: { type: 'string', maxLength: 64 },
+    deal_id: { type: 'string', maxLength: 64 },
+    user_id: { type: 'string', maxLength: 64 },
     ...dimensionProperties,
   },
 } as const;

@@ -86,3 +86,52 @@ export const consumerLag = once(
       labelNames: ['topic', 'partition'],
     }),
 );
+
+export const adRequests = once(
+  'adx_ad_requests_total',
+  () =>
+    new Counter({
+      name: 'adx_ad_requests_total',
+      help: 'Ad tag requests by endpoint and result (new auction, reopen, refused with a reason)',
+      labelNames: ['endpoint', 'result'],
+    }),
+);
+
+export const auctionDuration = once(
+  'adx_auction_duration_seconds',
+  () =>
+    new Histogram({
+      name: 'adx_auction_duration_seconds',
+      help: 'Time to decide an auction, DSP answers included',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.125, 0.15, 0.2, 0.5],
+    }),
+);
+
+export const bidOutcomes = once(
+  'adx_dsp_answers_total',
+  () =>
+    new Counter({
+      name: 'adx_dsp_answers_total',
+      help: 'DSP answers and bids by DSP, status (won, lost, rejected, no_bid, timeout, error) and reason',
+      labelNames: ['dsp', 'status', 'reason'],
+    }),
+);
+
+export const trackerCalls = once(
+  'adx_tracker_calls_total',
+  () =>
+    new Counter({
+      name: 'adx_tracker_calls_total',
+      help: 'Server-to-server tracker and win notice calls by kind and result',
+      labelNames: ['kind', 'result'],
+    }),
+);
+
+export const eventPublishFailures = once(
+  'adx_event_publish_failures_total',
+  () =>
+    new Counter({
+      name: 'adx_event_publish_failures_total',
+      help: 'Events the auction app could not hand to the event bus',
+    }),
+);

@@ -4,3 +4,4 @@ export * from './column.catalog';
 export * from './result-code.catalog';
 export * from './report-query';
 export * from './relative-date.parser';
+export * from './dimension-value.catalog';

@@ -1,0 +1,49 @@
+import { Controller, Get, Param, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { noStore, sendPixel } from './serving/ad-answer';
+import { AdServingService, type AdAnswer } from './serving/ad-serving.service';
+import { ConversionService } from './serving/conversion.service';
+
+/** The ad tag of a newsletter (`/img`, `/click`) and the advertiser's conversion pixel (`/conv`). */
+@Controller()
+export class AdTagController {
+  constructor(
+    private readonly serving: AdServingService,
+    private readonly conversions: ConversionService,
+  ) {}
+
+  @Get('img/:adSlotId')
+  async image(@Param('adSlotId') adSlotId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const answer = await this.serving.image(adSlotId, req);
+    withCookie(res, answer);
+    if (answer.location) redirect(res, answer.location);
+    else sendPixel(res);
+  }
+
+  @Get('click/:adSlotId')
+  async click(@Param('adSlotId') adSlotId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const answer = await this.serving.click(adSlotId, req);
+    withCookie(res, answer);
+    redirect(res, answer.location!);
+  }
+
+  @Get('conv/:advertiserId')
+  async conversion(
+    @Param('advertiserId') advertiserId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    const { setCookie } = await this.conversions.convert(advertiserId, req);
+    withCookie(res, { setCookie });
+    sendPixel(res);
+  }
+}
+
+function withCookie(res: Response, answer: AdAnswer): void {
+  if (answer.setCookie) res.setHeader('Set-Cookie', answer.setCookie);
+}
+
+function redirect(res: Response, location: string): void {
+  noStore(res);
+  res.status(302).setHeader('Location', location).end();
+}

@@ -1,0 +1,44 @@
+import type { AdSlotRecord, PublisherRecord, TemplateRecord } from '@app/catalog';
+
+/** What the publisher's ad tag says about the open (the query of `/img` and `/click`). */
+export interface TagParameters {
+  readonly placementId: string;
+  readonly listId: string;
+  /** The publisher's hash of the recipient's address; never sent to a DSP as it is. */
+  readonly recipient: string;
+  readonly emailDomain: string;
+  readonly keyValues: readonly (readonly [string, string])[];
+  readonly age: string;
+  readonly gender: string;
+}
+
+/** Who is looking, as far as the request tells. */
+export interface Viewer {
+  readonly ip: string;
+  readonly userAgent: string;
+  readonly language: string;
+  readonly secure: boolean;
+  /** Our user id: derived from the recipient hash when the tag has one, else our cookie. */
+  readonly userId: string;
+  /** What a decision and a conversion are keyed by (`r:`, `c:` or `a:` for anonymous). */
+  readonly userKey: string;
+  readonly geo: { country: string; region: string; metro: string; zip: string };
+  readonly device: {
+    device_maker: string;
+    device_model: string;
+    device_type: string;
+    os: string;
+    browser: string;
+  };
+}
+
+/** One ad request to decide: the slot with its lineage, the tag and the viewer. */
+export interface AdContext {
+  readonly auctionId: string;
+  readonly now: Date;
+  readonly slot: AdSlotRecord;
+  readonly template: TemplateRecord;
+  readonly publisher: PublisherRecord;
+  readonly tag: TagParameters;
+  readonly viewer: Viewer;
+}

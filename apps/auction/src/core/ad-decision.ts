@@ -1,0 +1,36 @@
+import type { EventDimensions } from '@app/events';
+
+/**
+ * The ad chosen for a (slot, placement, viewer), kept in the state store so that a reopen shows
+ * the same ad and a click goes where the ad said. Money is micro-USD.
+ */
+export interface AdDecision {
+  readonly auctionId: string;
+  readonly decidedAt: string;
+  readonly userId: string;
+  readonly filled: boolean;
+  readonly imageUrl?: string;
+  readonly clickUrl?: string;
+  /** Fired server to server on the first view (the markup's tracking images). */
+  readonly impressionTrackers: readonly string[];
+  /** Fired server to server on each click. */
+  readonly clickTrackers: readonly string[];
+  /** The slot, tag, viewer and winner dimensions at the time of the decision. */
+  readonly dimensions: EventDimensions;
+  readonly dspId?: string;
+  readonly dealId?: string;
+  /** What the winner pays per thousand impressions. */
+  readonly clearingMicros: number;
+  /** Spend and revenue of one unique impression of this ad. */
+  readonly spendMicros: number;
+  readonly revenueMicros: number;
+}
+
+/** Spend of one impression at a CPM, and the publisher's revenue from it after the exchange's share. */
+export function impressionMoney(
+  clearingCpmMicros: number,
+  exchangeShare: number,
+): { spendMicros: number; revenueMicros: number } {
+  const spendMicros = Math.round(clearingCpmMicros / 1000);
+  return { spendMicros, revenueMicros: Math.round(spendMicros * (1 - exchangeShare)) };
+}

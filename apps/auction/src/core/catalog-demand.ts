@@ -1,0 +1,86 @@
+import type { Catalog, CreativeRecord, DemandType, StrategyRecord } from '@app/catalog';
+import type { Candidate } from './candidate';
+
+interface StrategyDemand {
+  readonly strategy: StrategyRecord;
+  readonly demandType: DemandType;
+  readonly advertiserDomain: string;
+  readonly creatives: readonly CreativeRecord[];
+}
+
+/** FNV-1a of a string: a cheap, stable spread for rotating creatives per viewer. */
+export function stableHash(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/**
+ * The demand the catalog holds for each ad size: direct, house and fallback strategies with their
+ * creatives of that size. Built once per catalog; a lookup is a map read.
+ */
+export class CatalogDemand {
+  private readonly bySize = new Map<string, StrategyDemand[]>();
+
+  constructor(
+    private readonly catalog: Catalog,
+    /** Where the exchange hosts the images of catalog creatives that have no `imageUrl`. */
+    private readonly hostedImageUrl: (creative: CreativeRecord) => string,
+  ) {
+    const creativesByStrategy = new Map<string, CreativeRecord[]>();
+    for (const creative of catalog.document.creatives) {
+      const list = creativesByStrategy.get(creative.strategyId) ?? [];
+      list.push(creative);
+      creativesByStrategy.set(creative.strategyId, list);
+    }
+    for (const strategy of catalog.document.strategies) {
+      const { campaign, advertiser } = catalog.strategyLineage(strategy.id);
+      if (!campaign || !advertiser || campaign.demandType === 'exchange') continue;
+      const sizes = new Map<string, CreativeRecord[]>();
+      for (const creative of creativesByStrategy.get(strategy.id) ?? []) {
+        sizes.set(creative.size, [...(sizes.get(creative.size) ?? []), creative]);
+      }
+      for (const [size, creatives] of sizes) {
+        const list = this.bySize.get(size) ?? [];
+        list.push({
+          strategy,
+          demandType: campaign.demandType,
+          advertiserDomain: advertiser.domain,
+          creatives,
+        });
+        this.bySize.set(size, list);
+      }
+    }
+  }
+
+  /**
+   * Candidates for a slot of that size: one per strategy, with one of its creatives chosen by the
+   * viewer's key, so that a viewer sees a stable creative and viewers as a whole see them all.
+   */
+  candidates(size: string, viewerKey: string): { paid: Candidate[]; fill: Candidate[] } {
+    const paid: Candidate[] = [];
+    const fill: Candidate[] = [];
+    const spread = stableHash(viewerKey);
+    for (const demand of this.bySize.get(size) ?? []) {
+      const creative = demand.creatives[spread % demand.creatives.length];
+      const candidate: Candidate = {
+        demandType: demand.demandType,
+        priceMicros: demand.demandType === 'direct' ? demand.strategy.cpmMicros : 0,
+        strategyId: demand.strategy.id,
+        creativeId: creative.id,
+        advertiserDomain: demand.advertiserDomain,
+        imageUrl: creative.imageUrl ?? this.hostedImageUrl(creative),
+        clickUrl: creative.landingUrl,
+      };
+      (demand.demandType === 'direct' ? paid : fill).push(candidate);
+    }
+    return { paid, fill };
+  }
+
+  creative(creativeId: string): CreativeRecord | undefined {
+    return this.catalog.creatives.get(creativeId);
+  }
+}

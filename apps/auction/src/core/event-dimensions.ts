@@ -1,0 +1,65 @@
+import type { Catalog } from '@app/catalog';
+import { emptyDimensions, type EventDimensions } from '@app/events';
+import type { AdContext, Viewer } from './ad-context';
+import type { Candidate } from './candidate';
+
+/** Dimension values are bounded like the event schema's (256 characters). */
+const clip = (value: string): string => (value.length > 256 ? value.slice(0, 256) : value);
+
+/**
+ * The dimensions of part 2.2 known when an ad is decided: the slot and its lineage, the tag, the
+ * viewer's geo and device, and, when there is one, the winner's lineage.
+ */
+export function dimensionsOf(ctx: AdContext, catalog: Catalog, winner?: Candidate): EventDimensions {
+  const [segmentKey, segmentValue] = ctx.tag.keyValues[0] ?? ['', ''];
+  const dims: EventDimensions = {
+    ...emptyDimensions(),
+    publisher_id: ctx.publisher.id,
+    publisher_domain: ctx.publisher.domain,
+    template_id: ctx.template.id,
+    ad_slot_id: ctx.slot.id,
+    size: ctx.slot.size,
+    placement_id: clip(ctx.tag.placementId),
+    list_id: clip(ctx.tag.listId),
+    segment_key: clip(segmentKey),
+    segment_value: clip(segmentValue),
+    age: ctx.tag.age,
+    gender: ctx.tag.gender,
+    email_domain: clip(ctx.tag.emailDomain),
+    ...viewerDimensions(ctx.viewer),
+  };
+  return winner ? { ...dims, ...winnerDimensions(catalog, winner) } : dims;
+}
+
+export function viewerDimensions(
+  viewer: Viewer,
+): Pick<
+  EventDimensions,
+  'country' | 'region' | 'metro' | 'zip' | 'device_maker' | 'device_model' | 'device_type' | 'os' | 'browser'
+> {
+  return {
+    country: viewer.geo.country,
+    region: clip(viewer.geo.region),
+    metro: viewer.geo.metro,
+    zip: clip(viewer.geo.zip),
+    device_maker: clip(viewer.device.device_maker),
+    device_model: clip(viewer.device.device_model),
+    device_type: viewer.device.device_type,
+    os: clip(viewer.device.os),
+    browser: clip(viewer.device.browser),
+  };
+}
+
+export function winnerDimensions(catalog: Catalog, winner: Candidate): Partial<EventDimensions> {
+  const { strategy, campaign, insertionOrder, advertiser } = catalog.strategyLineage(winner.strategyId);
+  return {
+    advertiser_id: advertiser?.id ?? '',
+    advertiser_domain: winner.advertiserDomain,
+    insertion_order_id: insertionOrder?.id ?? '',
+    campaign_id: campaign?.id ?? '',
+    campaign_type: campaign?.campaignType ?? '',
+    demand_type: winner.demandType,
+    strategy_id: strategy?.id ?? '',
+    creative_id: clip(winner.creativeId),
+  };
+}

@@ -1,0 +1,46 @@
+import escapeHtml from 'escape-html';
+import type { Catalog } from '@app/catalog';
+
+/** The slots the demo newsletter shows: three sizes of one publisher's daily edition and weekend special. */
+export const DEMO_SLOTS = ['slot-1-1-1', 'slot-1-1-2', 'slot-1-2-1'] as const;
+
+/** The ad tag a publisher pastes into a newsletter for one slot (see the README). */
+export function adTag(baseUrl: string, slotId: string, size: string, query: URLSearchParams): string {
+  const [w, h] = size.split('x');
+  const q = query.toString();
+  const slot = encodeURIComponent(slotId);
+  return (
+    `<a href="${escapeHtml(`${baseUrl}/click/${slot}?${q}`)}" target="_blank" rel="noopener">` +
+    `<img src="${escapeHtml(`${baseUrl}/img/${slot}?${q}`)}" width="${w}" height="${h}" alt="Advertisement" border="0" style="display:block"></a>`
+  );
+}
+
+export function newsletterPage(catalog: Catalog, baseUrl: string, recipient: string): string {
+  const today = new Date().toISOString().slice(0, 10).replace(/-/g, '');
+  const sections = DEMO_SLOTS.map((slotId) => {
+    const { slot, template, publisher } = catalog.slotLineage(slotId);
+    if (!slot || !template || !publisher) return '';
+    const query = new URLSearchParams({
+      placement: `demo-${template.id}-${today}`,
+      list: 'demo-list',
+      recipient,
+      email_domain: 'example.com',
+      cb: String(Date.now()),
+    });
+    query.append('kv', 'section:news');
+    return `<section data-slot="${escapeHtml(slot.id)}">
+  <h2>${escapeHtml(template.name)}</h2>
+  <p>Today's stories from ${escapeHtml(publisher.name)}. The ad below is chosen by a live auction.</p>
+  ${adTag(baseUrl, slot.id, slot.size, query)}
+  <p class="meta">${escapeHtml(slot.name)} · ${escapeHtml(slot.size)}</p>
+</section>`;
+  });
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Demo newsletter</title>
+<style>body{font-family:Georgia,serif;max-width:760px;margin:2em auto;color:#222}section{margin:2em 0;padding-bottom:1em;border-bottom:1px solid #ddd}.meta{color:#777;font-size:.8em}</style>
+</head><body>
+<h1>The Morning Ledger — demo edition</h1>
+<p>Every ad on this page is served by the exchange's ad tag: each image is an auction, a reload is a reopen, a click goes to the advertiser.</p>
+${sections.join('\n')}
+</body></html>`;
+}

@@ -1,0 +1,19 @@
+import type { Response } from 'express';
+
+/** A 1x1 transparent GIF: what an image tag gets when there is no ad to show. */
+export const TRANSPARENT_GIF = Buffer.from(
+  'R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7',
+  'base64',
+);
+
+/** Mail clients and proxies cache images hard; every open must reach us to be counted. */
+export function noStore(res: Response): void {
+  res.setHeader('Cache-Control', 'no-cache, no-store, must-revalidate, private, max-age=0');
+  res.setHeader('Pragma', 'no-cache');
+  res.setHeader('Expires', '0');
+}
+
+export function sendPixel(res: Response, status = 200): void {
+  noStore(res);
+  res.status(status).type('image/gif').send(TRANSPARENT_GIF);
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import type { Catalog } from '@app/catalog';
+import { adRequests } from '@app/observability';
+import { AuctionException, AuctionErrorCode } from '../auction.exception';
+import { AuctionService } from '../auction.service';
+import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
+import type { AdContext, Viewer } from '../core/ad-context';
+import type { AdDecision } from '../core/ad-decision';
+import { decisionEvent } from '../core/auction-events';
+import { viewerDimensions } from '../core/event-dimensions';
+import { TrackerDispatcher } from '../tracking/tracker.dispatcher';
+import { DecisionStore } from './decision.store';
+import { EventPublisher } from './event.publisher';
+import { parseTagQuery, type TagQuery } from './tag-query.parser';
+import { ViewerResolver } from './viewer.resolver';
+
+/** What the controller answers: a redirect, or the transparent pixel when there is no ad. */
+export interface AdAnswer {
+  readonly location?: string;
+  readonly setCookie?: string;
+}
+
+const DEFAULT_POST_CLICK_HOURS = 30 * 24;
+const DEFAULT_POST_VIEW_HOURS = 24;
+
+/**
+ * The ad tag: `/img` decides (or finds) the ad of a (slot, placement, viewer), counts the view as
+ * unique or as a reopen and redirects to the image; `/click` finds the same decision and redirects
+ * to its landing page. Events go to the bus and trackers are fired after the answer.
+ */
+@Injectable()
+export class AdServingService {
+  constructor(
+    @Inject(CATALOG) private readonly catalog: Catalog,
+    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly auctions: AuctionService,
+    private readonly decisions: DecisionStore,
+    private readonly viewers: ViewerResolver,
+    private readonly events: EventPublisher,
+    private readonly trackers: TrackerDispatcher,
+  ) {}
+
+  async image(slotId: string, req: Request): Promise<AdAnswer> {
+    const request = this.read(slotId, req);
+    const { ctx, key } = request;
+    const found = await this.decisionFor(request);
+    const { decision } = found;
+    if (!decision.filled) {
+      adRequests.inc({ endpoint: 'img', result: 'unfilled' });
+      return { setCookie: request.setCookie };
+    }
+    const first = await this.decisions.firstView(key);
+    adRequests.inc({ endpoint: 'img', result: first ? 'unique' : 'reopen' });
+    const impression = {
+      ...decisionEvent('impression', ctx.now, decision, {
+        ...decision.dimensions,
+        ...viewerDimensions(ctx.viewer),
+      }),
+      reopen: !first,
+      spend_micros: first ? decision.spendMicros : 0,
+      revenue_micros: first ? decision.revenueMicros : 0,
+    };
+    this.events.publish([impression]);
+    if (first) this.trackers.fire('impression', decision.impressionTrackers);
+    await this.touch('view', decision, request.userKeys, ctx.now);
+    return { location: decision.imageUrl, setCookie: request.setCookie };
+  }
+
+  async click(slotId: string, req: Request): Promise<AdAnswer> {
+    const request = this.read(slotId, req);
+    const { ctx } = request;
+    const { decision } = await this.decisionFor(request);
+    if (!decision.filled || !decision.clickUrl) {
+      adRequests.inc({ endpoint: 'click', result: 'unfilled' });
+      return { location: `https://${ctx.publisher.domain}/`, setCookie: request.setCookie };
+    }
+    adRequests.inc({ endpoint: 'click', result: 'click' });
+    this.events.publish([
+      decisionEvent('click', ctx.now, decision, { ...decision.dimensions, ...viewerDimensions(ctx.viewer) }),
+    ]);
+    this.trackers.fire('click', decision.clickTrackers);
+    await this.touch('click', decision, request.userKeys, ctx.now);
+    return { location: decision.clickUrl, setCookie: request.setCookie };
+  }
+
+  private read(slotId: string, req: Request) {
+    const { slot, template, publisher } = this.catalog.slotLineage(slotId);
+    if (!slot || !template || !publisher) {
+      adRequests.inc({
+        endpoint: req.path.startsWith('/click') ? 'click' : 'img',
+        result: 'unknown_ad_slot',
+      });
+      throw new AuctionException(AuctionErrorCode.UnknownAdSlot, 'no ad slot with that id');
+    }
+    const queryAt = req.originalUrl.indexOf('?');
+    const rawLength = queryAt < 0 ? 0 : req.originalUrl.length - queryAt - 1;
+    const parsed = parseTagQuery(req.query as TagQuery, rawLength);
+    for (const problem of parsed.problems) adRequests.inc({ endpoint: 'tag', result: problem });
+    const { viewer, setCookie, userKeys } = this.viewers.resolve(req, parsed.tag);
+    const ctx: AdContext = {
+      auctionId: randomUUID(),
+      now: this.clock(),
+      slot,
+      template,
+      publisher,
+      tag: parsed.tag,
+      viewer,
+    };
+    const key = decisionKey(slot.id, parsed.tag.placementId, viewer);
+    return { ctx, key, setCookie, userKeys, degraded: parsed.oversized };
+  }
+
+  /** The kept decision of the request's key, or a new auction's, kept unless another won the race. */
+  private async decisionFor(
+    request: ReturnType<AdServingService['read']>,
+  ): Promise<{ decision: AdDecision }> {
+    const existing = await this.decisions.get(request.key);
+    if (existing) return { decision: existing };
+    const result = await this.auctions.decide(request.ctx, { rtb: !request.degraded });
+    const { decision, kept } = await this.decisions.keep(request.key, result.decision);
+    if (kept) {
+      this.events.publish(result.events);
+      if (result.winNotice) this.trackers.fire('win_notice', [result.winNotice]);
+    }
+    return { decision };
+  }
+
+  private async touch(kind: 'click' | 'view', decision: AdDecision, userKeys: readonly string[], now: Date) {
+    const advertiser = this.catalog.advertisers.get(decision.dimensions.advertiser_id);
+    if (!advertiser) return;
+    const hours =
+      kind === 'click'
+        ? (advertiser.postClickWindowHours ?? DEFAULT_POST_CLICK_HOURS)
+        : (advertiser.postViewWindowHours ?? DEFAULT_POST_VIEW_HOURS);
+    await this.decisions.touch(kind, advertiser.id, userKeys, { at: now.toISOString(), decision }, hours);
+  }
+}
+
+/** One decision per slot, placement (the email drop) and viewer. */
+export function decisionKey(slotId: string, placementId: string, viewer: Viewer): string {
+  return `${slotId}|${encodeURIComponent(placementId)}|${viewer.userKey}`;
+}

@@ -1,0 +1,72 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  EVENT_BUS,
+  TOPIC_BY_TYPE,
+  toMessage,
+  type AdEvent,
+  type EventBus,
+  type OutgoingMessage,
+} from '@app/events';
+import { eventPublishFailures } from '@app/observability';
+
+/** How long events wait to be sent together, and how many at most. */
+const LINGER_MS = 5;
+const MAX_BATCH = 2000;
+
+/**
+ * Hands the exchange's events to the event bus in small batches per topic, so that an ad request
+ * costs a buffer push rather than a bus round trip, and the answer to the viewer never waits for
+ * the bus. `flush()` sends what is buffered and resolves once the bus accepted it.
+ */
+@Injectable()
+export class EventPublisher implements OnApplicationShutdown {
+  private readonly logger = new Logger('Events');
+  private buffer = new Map<string, OutgoingMessage[]>();
+  private buffered = 0;
+  private timer?: NodeJS.Timeout;
+  private sending = new Set<Promise<void>>();
+
+  constructor(@Inject(EVENT_BUS) private readonly bus: EventBus) {}
+
+  publish(events: readonly AdEvent[]): void {
+    for (const event of events) {
+      const topic = TOPIC_BY_TYPE[event.type];
+      const queue = this.buffer.get(topic);
+      if (queue) queue.push(toMessage(event));
+      else this.buffer.set(topic, [toMessage(event)]);
+      this.buffered += 1;
+    }
+    if (this.buffered >= MAX_BATCH) this.send();
+    else this.timer ??= setTimeout(() => this.send(), LINGER_MS);
+  }
+
+  async flush(): Promise<void> {
+    this.send();
+    while (this.sending.size > 0) await Promise.all([...this.sending]);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.flush();
+  }
+
+  private send(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.buffered === 0) return;
+    const batches = this.buffer;
+    this.buffer = new Map();
+    this.buffered = 0;
+    for (const [topic, messages] of batches) {
+      const sent = this.bus
+        .publish(topic, messages)
+        .catch((error: unknown) => {
+          eventPublishFailures.inc(messages.length);
+          this.logger.error(
+            `${messages.length} event(s) of ${topic} not accepted: ${(error as Error).message}`,
+          );
+        })
+        .finally(() => this.sending.delete(sent));
+      this.sending.add(sent);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { EMPTY_GEO, clientAddress, resolveDevice, type GeoResolver } from '@app/audience';
+import type { AuctionConfig } from '../auction.config';
+import { AUCTION_CONFIG, GEO_RESOLVER } from '../auction.tokens';
+import type { TagParameters, Viewer } from '../core/ad-context';
+
+export const USER_COOKIE = 'exchange_uuid';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const YEAR_SECONDS = 365 * 24 * 3600;
+
+export interface ResolvedViewer {
+  readonly viewer: Viewer;
+  /** Our cookie to set on the answer, when the request had none (or a malformed one). */
+  readonly setCookie?: string;
+  /** The user keys a conversion can be attributed through: the recipient's and the cookie's. */
+  readonly userKeys: readonly string[];
+}
+
+/**
+ * Who is looking: address, geo and device from the request; our user id from the recipient hash
+ * (a stable HMAC, so that a DSP never sees the publisher's hash and the same recipient always has
+ * the same id) or else from our `exchange_uuid` cookie, minted when missing.
+ */
+@Injectable()
+export class ViewerResolver {
+  constructor(
+    @Inject(AUCTION_CONFIG) private readonly config: AuctionConfig,
+    @Inject(GEO_RESOLVER) private readonly geo: GeoResolver,
+  ) {}
+
+  resolve(req: Request, tag: Pick<TagParameters, 'recipient'>): ResolvedViewer {
+    const ip = clientAddress(
+      req.socket.remoteAddress,
+      header(req, 'x-forwarded-for'),
+      this.config.TRUSTED_PROXY_HOPS,
+    );
+    const userAgent = (header(req, 'user-agent') ?? '').slice(0, 512);
+    const cookie = cookieValue(header(req, 'cookie'), USER_COOKIE);
+    const knownCookie = cookie !== undefined && UUID.test(cookie) ? cookie : undefined;
+    const cookieId = knownCookie ?? randomUUID();
+    const secure =
+      req.protocol === 'https' ||
+      (this.config.TRUSTED_PROXY_HOPS > 0 && header(req, 'x-forwarded-proto') === 'https');
+    const recipientId = tag.recipient ? this.userIdOf(tag.recipient) : undefined;
+    const device = resolveDevice(userAgent);
+    const userId = recipientId ?? cookieId;
+    const userKeys = [...(recipientId ? [`r:${recipientId}`] : []), `c:${cookieId}`];
+    return {
+      viewer: {
+        ip,
+        userAgent,
+        language: languageOf(header(req, 'accept-language')),
+        secure,
+        userId,
+        userKey: userKeys[0],
+        // A webmail proxy's address is the mail provider's data centre, not the reader's place.
+        geo: device.device_type === 'WebmailProxy' ? EMPTY_GEO : this.geo.lookup(ip),
+        device,
+      },
+      setCookie: knownCookie ? undefined : userCookie(cookieId, secure),
+      userKeys,
+    };
+  }
+
+  /** A UUID-shaped HMAC of the recipient hash. */
+  userIdOf(recipient: string): string {
+    const hex = createHmac('sha256', this.config.USER_ID_SECRET).update(recipient).digest('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  }
+}
+
+/**
+ * Our cookie, a year long. Browsers keep a `SameSite=None` cookie only when it is `Secure`, which
+ * needs HTTPS; over plain HTTP (local runs) it is `Lax`, kept on the top-level click.
+ */
+export function userCookie(id: string, secure: boolean): string {
+  const site = secure ? 'SameSite=None; Secure' : 'SameSite=Lax';
+  return `${USER_COOKIE}=${id}; Max-Age=${YEAR_SECONDS}; Path=/; HttpOnly; ${site}`;
+}
+
+function header(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** One cookie's value from a Cookie header; a malformed header yields nothing. */
+export function cookieValue(cookieHeader: string | undefined, name: string): string | undefined {
+  if (!cookieHeader || cookieHeader.length > 8192) return undefined;
+  for (const part of cookieHeader.split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+function languageOf(acceptLanguage: string | undefined): string {
+  const first = acceptLanguage?.split(',')[0]?.split(';')[0]?.trim() ?? '';
+  return /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/.test(first) ? first : '';
+}

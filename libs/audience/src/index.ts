@@ -1,0 +1,3 @@
+export * from './client-address';
+export * from './device.resolver';
+export * from './geo.resolver';

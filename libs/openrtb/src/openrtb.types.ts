@@ -1,0 +1,167 @@
+/**
+ * The subset of OpenRTB 2.5 the exchange sends to DSPs and accepts back (spec part 2). Optional
+ * here means optional in OpenRTB 2.5; fields the spec calls "recommended" are optional too.
+ * Money is a CPM in USD as a float on the wire; the exchange converts it to micro-USD (price.ts).
+ */
+
+export interface BidRequest {
+  id: string;
+  /** At least one. */
+  imp: Imp[];
+  site?: Site;
+  device?: Device;
+  user?: User;
+  /** Auction type: 1 first price, 2 second price (default). */
+  at?: 1 | 2;
+  /** Milliseconds; the spec's implicit value is 150. */
+  tmax?: number;
+  cur?: string[];
+  /** Blocked IAB content categories. */
+  bcat?: string[];
+  /** Blocked advertisers, by domain. */
+  badv?: string[];
+  /** 1 = test mode, the auction is not billable. */
+  test?: 0 | 1;
+  ext?: Record<string, unknown>;
+}
+
+export interface Imp {
+  id: string;
+  tagid?: string;
+  /** CPM; 0 when omitted. */
+  bidfloor?: number;
+  bidfloorcur?: string;
+  /** 1 = HTTPS assets required. */
+  secure?: 0 | 1;
+  banner?: Banner;
+  native?: NativeImp;
+  pmp?: Pmp;
+}
+
+export interface Banner {
+  w?: number;
+  h?: number;
+  id?: string;
+  pos?: number;
+  /** Blocked creative types; the spec blocks every type but 2 (HTML). */
+  btype?: number[];
+  battr?: number[];
+}
+
+/**
+ * OpenRTB 2.5 makes `request` a JSON-encoded string, as every public fixture and the schema do;
+ * the spec's "included directly as a JSON object" is an open question for the lead.
+ */
+export interface NativeImp {
+  request: string;
+  ver?: string;
+  api?: number[];
+  battr?: number[];
+}
+
+export interface Site {
+  id?: string;
+  domain?: string;
+  name?: string;
+  cat?: string[];
+  /** Custom URL representing the domain and category (spec 2.4). */
+  page?: string;
+  publisher?: Publisher;
+}
+
+export interface Publisher {
+  id?: string;
+  name?: string;
+  domain?: string;
+  cat?: string[];
+}
+
+export interface Device {
+  ip?: string;
+  ua?: string;
+  language?: string;
+  geo?: Geo;
+  devicetype?: number;
+  make?: string;
+  model?: string;
+  os?: string;
+}
+
+export interface Geo {
+  /** ISO-3166-1 alpha-3, as OpenRTB 2.5 (and its schema) require. */
+  country?: string;
+  region?: string;
+  metro?: string;
+  city?: string;
+  zip?: string;
+  /** Source of the location: an integer in OpenRTB 2.5, although the spec's table says string. */
+  type?: number;
+}
+
+export interface User {
+  id?: string;
+  buyeruid?: string;
+  customdata?: string;
+  data?: Data[];
+}
+
+export interface Data {
+  id?: string;
+  name?: string;
+  segment?: Segment[];
+}
+
+export interface Segment {
+  id?: string;
+  name?: string;
+  value?: string;
+}
+
+export interface Pmp {
+  /** 1 = only bids on the listed deals are accepted. */
+  private_auction?: 0 | 1;
+  deals?: Deal[];
+}
+
+export interface Deal {
+  id: string;
+  /** CPM; 0 when omitted. */
+  bidfloor?: number;
+  bidfloorcur?: string;
+  at?: number;
+  /** Allowed buyer seats; omitted means no seat restriction. */
+  wseat?: string[];
+}
+
+export interface BidResponse {
+  /** The bid request's id. */
+  id: string;
+  seatbid?: SeatBid[];
+  bidid?: string;
+  cur?: string;
+  customdata?: string;
+  /** Reason for not bidding. */
+  nbr?: number;
+}
+
+export interface SeatBid {
+  bid: Bid[];
+  seat?: string;
+}
+
+export interface Bid {
+  id: string;
+  impid: string;
+  /** CPM in the response currency. */
+  price: number;
+  adm?: string;
+  adomain?: string[];
+  adid?: string;
+  nurl?: string;
+  cat?: string[];
+  cid?: string;
+  crid?: string;
+  dealid?: string;
+  w?: number;
+  h?: number;
+}
