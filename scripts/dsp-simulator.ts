@@ -12,7 +12,9 @@ async function main(): Promise<void> {
     throw new Error(`${(error as Error).message}\nusage: ${SIMULATOR_USAGE}`);
   }
   const simulator = await DspSimulator.start(options);
-  console.log(`DSP simulator ${options.seat ?? ''} listening on ${simulator.url}, bids at ${simulator.bidUrl}`);
+  console.log(
+    `DSP simulator ${options.seat ?? ''} listening on ${simulator.url}, bids at ${simulator.bidUrl}`,
+  );
   const stop = (): void => {
     // Once closed, nothing is left to keep the process alive: it exits by itself.
     simulator.close().catch((error: unknown) => {

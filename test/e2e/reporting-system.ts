@@ -19,8 +19,11 @@ export const USERS = {
   noApi: { id: 'test-noapi', token: 'test-noapi-token' },
 } as const;
 
-/** The demo catalog plus the users that only tests need: disabled, suspended, without API access. */
-export function writeTestCatalog(): string {
+/**
+ * The demo catalog plus the users that only tests need: disabled, suspended, without API access.
+ * `change` edits the document before it is written (DSP endpoints of a test's simulators).
+ */
+export function writeTestCatalog(change: (doc: any) => void = () => undefined): string {
   const doc = JSON.parse(readFileSync(DEMO_CATALOG_PATH, 'utf8'));
   doc.accounts.push({
     id: 'acc-pub-suspended',
@@ -42,6 +45,7 @@ export function writeTestCatalog(): string {
     user('test-suspended', 'acc-pub-suspended'),
     user('test-noapi', 'acc-pub-1', { apiAccess: false }),
   );
+  change(doc);
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'adx-catalog-')), 'catalog.json');
   writeFileSync(file, JSON.stringify(doc));
   return file;
@@ -89,8 +93,8 @@ export interface RunningReporting {
 export async function startReporting(
   mode: Mode,
   env: Record<string, string> = {},
+  clock: () => Date = () => FIXED_NOW,
 ): Promise<RunningReporting> {
-  const clock = () => FIXED_NOW;
   const system = await startEmbeddedSystem(
     {
       DUCKDB_PATH: ':memory:',

@@ -150,7 +150,10 @@ function eligibleDeal(pmp: Record<string, unknown>, seat: string): { id: string;
     if (!isRecord(deal) || typeof deal.id !== 'string') continue;
     const { wseat, bidfloor } = deal;
     if (Array.isArray(wseat) && wseat.length > 0 && !wseat.includes(seat)) continue;
-    return { id: deal.id, floor: typeof bidfloor === 'number' && Number.isFinite(bidfloor) && bidfloor > 0 ? bidfloor : 0 };
+    return {
+      id: deal.id,
+      floor: typeof bidfloor === 'number' && Number.isFinite(bidfloor) && bidfloor > 0 ? bidfloor : 0,
+    };
   }
   return undefined;
 }

@@ -11,7 +11,10 @@ export const MAX_CREATIVE_SIDE = 2000;
 export const LANDING_PAGE_TITLE = 'Simulated advertiser landing page';
 
 /** The 1x1 transparent GIF answered to tracking pixels. */
-export const TRANSPARENT_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+export const TRANSPARENT_GIF = Buffer.from(
+  'R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7',
+  'base64',
+);
 
 export function isCreativeSide(value: unknown): value is number {
   return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_CREATIVE_SIDE;

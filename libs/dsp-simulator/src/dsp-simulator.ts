@@ -350,7 +350,8 @@ function parseQuery(query: string): Record<string, string> {
 
 function urlOf(address: AddressInfo): string {
   // A wildcard address is reachable on loopback, the only address sure to exist.
-  const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  const host =
+    address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
   return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
 

@@ -101,10 +101,7 @@ function corrupted(fault: BodyFault, answer: FaultAnswer): object {
   }
 }
 
-function withBids(
-  response: OpenRtbBidResponse,
-  change: (bid: OpenRtbBid, index: number) => object,
-): object {
+function withBids(response: OpenRtbBidResponse, change: (bid: OpenRtbBid, index: number) => object): object {
   const [seatbid] = response.seatbid;
   return { ...response, seatbid: [{ ...seatbid, bid: seatbid.bid.map(change) }] };
 }

@@ -1,5 +1,10 @@
 import { parseArgs } from 'node:util';
-import { isDspFault, type DspFault, type DspSimulatorOptions, type UniformRange } from './dsp-simulator.settings';
+import {
+  isDspFault,
+  type DspFault,
+  type DspSimulatorOptions,
+  type UniformRange,
+} from './dsp-simulator.settings';
 
 export const SIMULATOR_USAGE =
   'dsp-simulator [--host 127.0.0.1] [--port 0] [--public-url URL] [--latency 10-80] [--bid-rate 0.8] ' +
