@@ -1,20 +1,19 @@
-import { DspSimulator, parseSimulatorArgs, SIMULATOR_USAGE } from '@app/dsp-simulator';
+import {
+  DspSimulator,
+  parseSimulatorArgs,
+  SIMULATOR_USAGE,
+  type DspSimulatorOptions,
+} from '@app/dsp-simulator';
 
 /**
  * `node dist/scripts/dsp-simulator.js --port 9101 --latency 10-80 --bid-rate 0.8 --price 0.5-3
  * --seat alpha-seat-1 [--faults late=0.05,invalid_json=0.02]`: one simulated DSP, until SIGINT or SIGTERM.
  */
 async function main(): Promise<void> {
-  let options;
-  try {
-    options = parseSimulatorArgs(process.argv.slice(2));
-  } catch (error) {
-    throw new Error(`${(error as Error).message}\nusage: ${SIMULATOR_USAGE}`);
-  }
+  const options = optionsOf(process.argv.slice(2));
   const simulator = await DspSimulator.start(options);
-  console.log(
-    `DSP simulator ${options.seat ?? ''} listening on ${simulator.url}, bids at ${simulator.bidUrl}`,
-  );
+  const seat = options.seat === undefined ? '' : ` ${options.seat}`;
+  console.log(`DSP simulator${seat} listening on ${simulator.url}, bids at ${simulator.bidUrl}`);
   const stop = (): void => {
     // Once closed, nothing is left to keep the process alive: it exits by itself.
     simulator.close().catch((error: unknown) => {
@@ -24,6 +23,14 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+function optionsOf(args: readonly string[]): DspSimulatorOptions {
+  try {
+    return parseSimulatorArgs(args);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nusage: ${SIMULATOR_USAGE}`);
+  }
 }
 
 main().catch((error: unknown) => {

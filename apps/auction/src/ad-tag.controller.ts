@@ -14,8 +14,14 @@ export class AdTagController {
 
   @Get('img/:adSlotId')
   async image(@Param('adSlotId') adSlotId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const started = performance.now();
     const answer = await this.serving.image(adSlotId, req);
     withCookie(res, answer);
+    // What the ad request cost us and what it waited for the DSPs, for clients and benchmarks.
+    res.setHeader(
+      'Server-Timing',
+      `dsp;dur=${(answer.dspWaitMs ?? 0).toFixed(2)}, total;dur=${(performance.now() - started).toFixed(2)}`,
+    );
     if (answer.location) redirect(res, answer.location);
     else sendPixel(res);
   }

@@ -21,6 +21,8 @@ export interface AuctionResult {
   readonly events: readonly AdEvent[];
   /** The winner's win notice, macros substituted, to call server to server. */
   readonly winNotice?: string;
+  /** Time spent waiting for DSP answers, ms. */
+  readonly dspWaitMs: number;
 }
 
 /**
@@ -63,16 +65,20 @@ export class AuctionService implements OnApplicationShutdown {
     const catalogDemand = this.demand.candidates(ctx.slot.size, `${ctx.slot.id}|${ctx.viewer.userKey}`);
     const rtb = options.rtb
       ? await this.rtb.collect(ctx, this.rtb.eligibleDsps(), deadline, at)
-      : { candidates: [], records: [] };
+      : { candidates: [], records: [], waitMs: 0 };
     const paid = options.rtb ? [...catalogDemand.paid, ...rtb.candidates] : [];
     const outcome = decideAuction(paid, catalogDemand.fill, at, (pool) => {
       return pool[stableHash(`${ctx.slot.id}|${ctx.viewer.userKey}`) % pool.length];
     });
     auctionDuration.observe((performance.now() - started) / 1000);
-    return this.settle(ctx, outcome, rtb.records);
+    return { ...this.settle(ctx, outcome, rtb.records), dspWaitMs: rtb.waitMs };
   }
 
-  private settle(ctx: AdContext, outcome: AuctionOutcome, records: readonly BidRecord[]): AuctionResult {
+  private settle(
+    ctx: AdContext,
+    outcome: AuctionOutcome,
+    records: readonly BidRecord[],
+  ): Omit<AuctionResult, 'dspWaitMs'> {
     const winner = outcome.filled ? outcome.winner : undefined;
     const clearingMicros = outcome.filled ? outcome.clearingMicros : 0;
     for (const record of records) if (winner && record.candidate === winner) record.status = 'won';

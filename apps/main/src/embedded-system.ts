@@ -36,6 +36,8 @@ export async function startEmbeddedSystem(
   env: NodeJS.ProcessEnv,
   logger: Logger,
   clock?: Clock,
+  /** The auction's own clock, when it differs from the reporting's (seeding past days). */
+  auctionClock: Clock | undefined = clock,
 ): Promise<EmbeddedSystem> {
   const reportingConfig = loadConfig(ReportingConfig, env);
   const ingestConfig = loadConfig(IngestConfig, env);
@@ -62,7 +64,7 @@ export async function startEmbeddedSystem(
       bus,
       stateStore,
       geo: await GeoResolver.open(),
-      clock,
+      clock: auctionClock,
     }),
     {
       host: auctionConfig.AUCTION_HOST,

@@ -24,11 +24,14 @@ function bidRequest(overrides: Record<string, unknown> = {}): Record<string, unk
   return { id: 'auction-1', imp: [{ id: 'imp-1', banner: { w: 300, h: 250 } }], ...overrides };
 }
 
+/** Answers are inspected field by field, malformed ones included: JSON.parse's untyped result. */
+type Parsed = ReturnType<typeof JSON.parse>;
+
 interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
-  json: () => any;
+  json: () => Parsed;
 }
 
 async function post(target: DspSimulator | string, body: unknown): Promise<Answer> {
@@ -87,7 +90,7 @@ describe('DspSimulator: bidding', () => {
     const response = answer.json();
     expect(response).toMatchObject({ id: 'auction-1', cur: 'USD', seatbid: [{ seat: 'alpha-seat-1' }] });
     const bids = response.seatbid[0].bid;
-    expect(bids.map((b: any) => b.impid)).toEqual(['imp-1', 'imp-2']);
+    expect(bids.map((b: { impid: string }) => b.impid)).toEqual(['imp-1', 'imp-2']);
     const [first, second] = bids;
     expect(first).toMatchObject({
       adid: 'alpha-seat-1-300x250',
@@ -276,7 +279,7 @@ describe('DspSimulator: faults', () => {
       bidRequest({ imp: [{ id: 'a' }, { id: 'b', banner: { w: 728, h: 90 } }] }),
     );
 
-    expect(answer.json().seatbid[0].bid.map((b: any) => b.impid)).toEqual(['a', 'b']);
+    expect(answer.json().seatbid[0].bid.map((b: { impid: string }) => b.impid)).toEqual(['a', 'b']);
   });
 
   it('wrong_types cycles through a seatbid object, a bid object and mistyped bid fields', async () => {
@@ -514,6 +517,28 @@ describe('DspSimulator: requests, configuration and lifecycle', () => {
     expect(answer.status).toBe(413);
     expect(sim.stats().rejected).toBe(1);
     expect(sim.requests).toEqual([]);
+  });
+
+  it('answers 413 to an oversized bid request streamed without a declared length', async () => {
+    const sim = await simulator();
+    async function* chunks() {
+      for (let i = 0; i < 20; i += 1) yield Buffer.alloc(64 * 1024, ' ');
+    }
+    const res = await request(sim.bidUrl, { method: 'POST', body: chunks() });
+
+    expect(res.statusCode).toBe(413);
+    expect(res.headers.connection).toBe('close');
+    expect(sim.stats().rejected).toBe(1);
+  });
+
+  it('shrugs off a client that gives up while the answer waits out its latency', async () => {
+    const sim = await simulator({ latencyMs: { min: 100, max: 100 } });
+    const abandoned = await readFor(sim.bidUrl, bidRequest(), 20);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+
+    expect(abandoned.aborted).toBe(true);
+    expect((await post(sim, bidRequest())).status).toBe(200);
+    expect(sim.stats()).toMatchObject({ requests: 2, bids: 2 });
   });
 
   it('changes its behaviour while running through configure()', async () => {

@@ -58,7 +58,11 @@ function resolve(ref: FixtureRef): unknown {
 
 function inputOf(c: BidResponseCase): BidResponseInput {
   const request = (
-    isRef(c.request) ? (c.request.pointer ? resolve(c.request) : JSON.parse(resolve(c.request) as string)) : c.request
+    isRef(c.request)
+      ? c.request.pointer
+        ? resolve(c.request)
+        : JSON.parse(resolve(c.request) as string)
+      : c.request
   ) as BidRequest;
   if (c.mockResponse) {
     const mock = resolve(c.mockResponse) as { status: number; body?: unknown };
@@ -168,7 +172,12 @@ describe('validateBidResponse', () => {
   it('refuses markup larger than MAX_MARKUP_BYTES, counted in UTF-8 bytes', () => {
     const fits = 'x'.repeat(MAX_MARKUP_BYTES);
     const multibyte = 'é'.repeat(MAX_MARKUP_BYTES / 2 + 1);
-    const result = validate(answer([{ ...goodBid, adm: fits }, { ...goodBid, id: 'b2', adm: multibyte }]));
+    const result = validate(
+      answer([
+        { ...goodBid, adm: fits },
+        { ...goodBid, id: 'b2', adm: multibyte },
+      ]),
+    );
     expect(result.accepted.map((a) => a.bid.id)).toEqual(['b1']);
     expect(result.rejected[0]).toMatchObject({
       id: 'b2',
@@ -233,7 +242,21 @@ describe('validateBidResponse', () => {
       ['acme.com', 5],
       '\uD800',
     ];
-    const fields = ['id', 'impid', 'price', 'adm', 'adomain', 'adid', 'nurl', 'cat', 'cid', 'crid', 'dealid', 'w', 'h'];
+    const fields = [
+      'id',
+      'impid',
+      'price',
+      'adm',
+      'adomain',
+      'adid',
+      'nurl',
+      'cat',
+      'cid',
+      'crid',
+      'dealid',
+      'w',
+      'h',
+    ];
     for (let run = 0; run < 2_000; run += 1) {
       const bids = Array.from({ length: 1 + Math.floor(random() * 4) }, (_, i) => {
         const bid: Record<string, unknown> = { ...goodBid, id: `b${i}` };

@@ -27,7 +27,8 @@ export enum NoBidReason {
 /**
  * Why one bid is refused. A bid gets the first reason that applies, in this order: the answer as
  * a whole, then the bid's shape, then what it bids on, its price, seat and deal, its advertiser
- * and categories, and last its markup.
+ * and categories, and last its markup. SeatNotAllowed is checked twice: against the DSP's seats
+ * before the deal checks, against the deal's `wseat` once the deal is known.
  */
 export enum BidRejectionReason {
   /** The seat bid holding it is not an object with a `bid` array, or its `seat` is not a string. */
@@ -200,15 +201,18 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
   const bid = isObject(raw) ? raw : undefined;
   const id = typeof bid?.id === 'string' && bid.id !== '' ? bid.id : undefined;
   const impid = typeof bid?.impid === 'string' ? bid.impid : undefined;
-  let priceMicros: number | undefined;
-  const reject = (reason: BidRejectionReason, detail: string, markup?: MarkupRejection): Outcome => ({
-    rejected: { id, seat, impid, reason, detail: `${where}: ${detail}`, markup, bid, priceMicros },
-  });
+  const reject = (
+    reason: BidRejectionReason,
+    detail: string,
+    more: Pick<RejectedBid, 'priceMicros' | 'markup'> = {},
+  ): Outcome => ({ rejected: { id, seat, impid, reason, detail: `${where}: ${detail}`, bid, ...more } });
 
   if (ctx.wholeAnswer) return reject(ctx.wholeAnswer.reason, ctx.wholeAnswer.detail);
   if (!bid) return reject(BidRejectionReason.MalformedBid, `the bid is ${preview(raw)}, not an object`);
   if (id === undefined) return reject(BidRejectionReason.MissingId, `id is ${preview(bid.id)}`);
-  if (ctx.seenIds.has(id)) return reject(BidRejectionReason.DuplicateBidId, `id ${preview(id)} is used twice`);
+  if (ctx.seenIds.has(id)) {
+    return reject(BidRejectionReason.DuplicateBidId, `id ${preview(id)} is used twice`);
+  }
   ctx.seenIds.add(id);
   for (const [field, valid, expected] of OPTIONAL_FIELDS) {
     const value = present(bid[field]);
@@ -218,7 +222,9 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
   }
 
   const imp = impid === undefined ? undefined : ctx.imps.get(impid);
-  if (!imp) return reject(BidRejectionReason.UnknownImpression, `impid ${preview(bid.impid)} is not in the request`);
+  if (!imp) {
+    return reject(BidRejectionReason.UnknownImpression, `impid ${preview(bid.impid)} is not in the request`);
+  }
 
   const price = bid.price;
   if (typeof price !== 'number' || !Number.isFinite(price) || price <= 0) {
@@ -227,50 +233,62 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
   if (price > MAX_BID_CPM_MICROS / MICROS_PER_USD) {
     return reject(BidRejectionReason.AbsurdPrice, `price ${price} is above the maximum CPM`);
   }
-  const micros = cpmToMicros(price);
-  if (micros === 0) return reject(BidRejectionReason.InvalidPrice, `price ${price} rounds to 0 micro-USD`);
-  priceMicros = micros;
+  const priceMicros = cpmToMicros(price);
+  if (priceMicros === 0) {
+    return reject(BidRejectionReason.InvalidPrice, `price ${price} rounds to 0 micro-USD`);
+  }
+  // From here on a rejection carries the price, for the bid event.
+  const refuse = (reason: BidRejectionReason, detail: string, markup?: MarkupRejection): Outcome =>
+    reject(reason, detail, { priceMicros, markup });
 
   if (ctx.seats && seat !== undefined && !ctx.seats.has(seat)) {
-    return reject(BidRejectionReason.SeatNotAllowed, `seat ${preview(seat)} is not one of the DSP's seats`);
+    return refuse(BidRejectionReason.SeatNotAllowed, `seat ${preview(seat)} is not one of the DSP's seats`);
   }
   // An empty dealid is how some DSPs write "no deal".
   const dealId = (present(bid.dealid) as string | undefined) || undefined;
   const deal = dealId === undefined ? undefined : imp.pmp?.deals?.find((d) => d.id === dealId);
   if (dealId !== undefined && !deal) {
-    return reject(BidRejectionReason.UnknownDeal, `dealid ${preview(dealId)} is not a deal of impression ${imp.id}`);
+    return refuse(
+      BidRejectionReason.UnknownDeal,
+      `dealid ${preview(dealId)} is not a deal of impression ${imp.id}`,
+    );
   }
   if (!deal && imp.pmp?.private_auction === 1) {
-    return reject(BidRejectionReason.DealRequired, `impression ${imp.id} is a private auction`);
+    return refuse(BidRejectionReason.DealRequired, `impression ${imp.id} is a private auction`);
   }
   // An empty wseat restricts no more than an absent one.
   if (deal?.wseat?.length && (seat === undefined || !deal.wseat.includes(seat))) {
-    return reject(BidRejectionReason.SeatNotAllowed, `seat ${preview(seat)} is not allowed on deal ${deal.id}`);
+    return refuse(
+      BidRejectionReason.SeatNotAllowed,
+      `seat ${preview(seat)} is not allowed on deal ${deal.id}`,
+    );
   }
   // A deal's floor replaces the impression's: the deal is the agreed price for that buyer.
   if (deal && priceMicros < floorMicros(deal.bidfloor)) {
-    return reject(BidRejectionReason.BelowDealFloor, `price ${price} is below deal ${deal.id}'s floor`);
+    return refuse(BidRejectionReason.BelowDealFloor, `price ${price} is below deal ${deal.id}'s floor`);
   }
   if (!deal && priceMicros < floorMicros(imp.bidfloor)) {
-    return reject(BidRejectionReason.BelowFloor, `price ${price} is below the floor ${imp.bidfloor}`);
+    return refuse(BidRejectionReason.BelowFloor, `price ${price} is below the floor ${imp.bidfloor}`);
   }
 
   const adomain = ((present(bid.adomain) as string[] | undefined) ?? []).map(normalizeDomain).filter(Boolean);
-  if (adomain.length === 0) return reject(BidRejectionReason.MissingAdomain, 'adomain is missing or empty');
+  if (adomain.length === 0) return refuse(BidRejectionReason.MissingAdomain, 'adomain is missing or empty');
   const blockedDomain = adomain.find((d) => isBlockedDomain(d, ctx.badv));
   if (blockedDomain !== undefined) {
-    return reject(BidRejectionReason.BlockedAdvertiser, `advertiser ${preview(blockedDomain)} is blocked`);
+    return refuse(BidRejectionReason.BlockedAdvertiser, `advertiser ${preview(blockedDomain)} is blocked`);
   }
   const cat = (present(bid.cat) as string[] | undefined) ?? [];
   const blockedCat = cat.find((c) => isBlockedCategory(c, ctx.bcat));
   if (blockedCat !== undefined) {
-    return reject(BidRejectionReason.BlockedCategory, `category ${preview(blockedCat)} is blocked`);
+    return refuse(BidRejectionReason.BlockedCategory, `category ${preview(blockedCat)} is blocked`);
   }
 
   const adm = present(bid.adm) as string | undefined;
-  if (adm === undefined || adm === '') return reject(BidRejectionReason.MissingMarkup, 'adm is missing');
+  if (adm === undefined || adm === '') return refuse(BidRejectionReason.MissingMarkup, 'adm is missing');
   const markupProblem = checkMarkupText(adm);
-  if (markupProblem) return reject(BidRejectionReason.InvalidMarkup, `adm is ${markupProblem}`, markupProblem);
+  if (markupProblem) {
+    return refuse(BidRejectionReason.InvalidMarkup, `adm is ${markupProblem}`, markupProblem);
+  }
 
   const kept: Partial<Record<keyof Bid, unknown>> = { id, impid, price };
   for (const [field] of OPTIONAL_FIELDS) {
@@ -302,7 +320,8 @@ export function validateBidResponse(input: BidResponseInput): BidResponseValidat
     return noBid(NoBidReason.MalformedResponse, `not JSON: ${(error as Error).message}`);
   }
   if (!isObject(parsed)) return noBid(NoBidReason.MalformedResponse, `the body is ${preview(parsed)}`);
-  if (present(parsed.nbr) !== undefined) return noBid(NoBidReason.DeclaredNoBid, `nbr ${preview(parsed.nbr)}`);
+  if (present(parsed.nbr) !== undefined)
+    return noBid(NoBidReason.DeclaredNoBid, `nbr ${preview(parsed.nbr)}`);
   if (Object.keys(parsed).length === 0) return noBid(NoBidReason.EmptyObject);
   const seatbids = present(parsed.seatbid);
   if (seatbids === undefined) return noBid(NoBidReason.NoSeatBid);
@@ -338,12 +357,18 @@ export function validateBidResponse(input: BidResponseInput): BidResponseValidat
     const where = `seatbid[${s}]`;
     if (!isObject(seatbid) || !Array.isArray(seatbid.bid)) {
       const what = isObject(seatbid) ? `its bid is ${preview(seatbid.bid)}` : `it is ${preview(seatbid)}`;
-      rejected.push({ reason: BidRejectionReason.MalformedSeatBid, detail: `${where}: ${what}, not an array` });
+      rejected.push({
+        reason: BidRejectionReason.MalformedSeatBid,
+        detail: `${where}: ${what}, not an array`,
+      });
       continue;
     }
     const seat = present(seatbid.seat);
     if (seat !== undefined && typeof seat !== 'string') {
-      rejected.push({ reason: BidRejectionReason.MalformedSeatBid, detail: `${where}: seat is ${preview(seat)}` });
+      rejected.push({
+        reason: BidRejectionReason.MalformedSeatBid,
+        detail: `${where}: seat is ${preview(seat)}`,
+      });
       continue;
     }
     for (const [b, raw] of (seatbid.bid as unknown[]).entries()) {

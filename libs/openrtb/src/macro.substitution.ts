@@ -53,7 +53,9 @@ function urlSafe(value: string): string {
  * a value that itself reads `${AUCTION_PRICE}` stays as it is (and is encoded anyway).
  */
 export function substituteMacros(text: string, values: MacroValues): string {
-  return text.replace(MACRO_PATTERN, (_match, name: AuctionMacro) => urlSafe(AUCTION_MACROS[name].value(values)));
+  return text.replace(MACRO_PATTERN, (_match, name: AuctionMacro) =>
+    urlSafe(AUCTION_MACROS[name].value(values)),
+  );
 }
 
 /** Browsers and mail readers cap URLs around here; longer ones are either broken or abusive. */

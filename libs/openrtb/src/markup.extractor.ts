@@ -57,7 +57,9 @@ function walk(nodes: readonly ChildNode[]): Visited[] {
 
 /** Spec 2.12's search order: inside `<noscript>` first, then the rest, each in document order. */
 function inSearchOrder(visited: readonly Visited[]): Element[] {
-  return [...visited.filter((v) => v.inNoscript), ...visited.filter((v) => !v.inNoscript)].map((v) => v.element);
+  return [...visited.filter((v) => v.inNoscript), ...visited.filter((v) => !v.inNoscript)].map(
+    (v) => v.element,
+  );
 }
 
 /** Browsers strip leading and trailing ASCII whitespace from URL attributes; so does this. */

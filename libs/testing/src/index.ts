@@ -2,3 +2,4 @@ export * from './require-server';
 export * from './report-client';
 export * from './event-fixtures';
 export * from './stack-env';
+export * from './openrtb-schema';

@@ -30,7 +30,12 @@ const first = (pool: readonly Candidate[]) => pool[0];
 
 describe('decideAuction', () => {
   it('gives the slot to the highest price across direct and RTB demand', () => {
-    const outcome = decideAuction([direct(1_600_000), rtb(2_500_000, 'a'), rtb(2_000_000, 'b')], [], 2, first);
+    const outcome = decideAuction(
+      [direct(1_600_000), rtb(2_500_000, 'a'), rtb(2_000_000, 'b')],
+      [],
+      2,
+      first,
+    );
     expect(outcome.filled && outcome.winner.creativeId).toBe('dsp:a');
     expect(outcome.filled && outcome.losers.map((c) => c.creativeId)).toEqual(['dsp:b', 'cr-d']);
   });

@@ -32,6 +32,8 @@ export interface RtbResult {
   readonly records: readonly BidRecord[];
   /** The bid request each DSP was sent, for tests and debugging. */
   readonly requests: ReadonlyMap<string, BidRequest>;
+  /** Time spent waiting for the DSPs, ms: the part of an ad request that is not ours. */
+  readonly waitMs: number;
 }
 
 export interface RtbOptions {
@@ -70,6 +72,7 @@ export class RtbDemand {
     at: AuctionType,
   ): Promise<RtbResult> {
     const requests = new Map<string, BidRequest>();
+    const sent = performance.now();
     const answers = await Promise.all(
       dsps.map((dsp) => {
         const request = buildBidRequest(ctx, dsp, {
@@ -82,6 +85,7 @@ export class RtbDemand {
         return this.client.send(dsp.endpoint, JSON.stringify(request), budget);
       }),
     );
+    const waitMs = performance.now() - sent;
     const candidates: Candidate[] = [];
     const records: BidRecord[] = [];
     answers.forEach((answer, i) => {
@@ -90,7 +94,7 @@ export class RtbDemand {
       candidates.push(...result.candidates);
       records.push(...result.records);
     });
-    return { candidates, records, requests };
+    return { candidates, records, requests, waitMs };
   }
 
   private judge(

@@ -20,6 +20,8 @@ import { ViewerResolver } from './viewer.resolver';
 export interface AdAnswer {
   readonly location?: string;
   readonly setCookie?: string;
+  /** Time spent waiting for DSPs (0 when no auction ran), for the `Server-Timing` header. */
+  readonly dspWaitMs?: number;
 }
 
 const DEFAULT_POST_CLICK_HOURS = 30 * 24;
@@ -45,11 +47,10 @@ export class AdServingService {
   async image(slotId: string, req: Request): Promise<AdAnswer> {
     const request = this.read(slotId, req);
     const { ctx, key } = request;
-    const found = await this.decisionFor(request);
-    const { decision } = found;
+    const { decision, dspWaitMs } = await this.decisionFor(request);
     if (!decision.filled) {
       adRequests.inc({ endpoint: 'img', result: 'unfilled' });
-      return { setCookie: request.setCookie };
+      return { setCookie: request.setCookie, dspWaitMs };
     }
     const first = await this.decisions.firstView(key);
     adRequests.inc({ endpoint: 'img', result: first ? 'unique' : 'reopen' });
@@ -65,7 +66,7 @@ export class AdServingService {
     this.events.publish([impression]);
     if (first) this.trackers.fire('impression', decision.impressionTrackers);
     await this.touch('view', decision, request.userKeys, ctx.now);
-    return { location: decision.imageUrl, setCookie: request.setCookie };
+    return { location: decision.imageUrl, setCookie: request.setCookie, dspWaitMs };
   }
 
   async click(slotId: string, req: Request): Promise<AdAnswer> {
@@ -115,16 +116,16 @@ export class AdServingService {
   /** The kept decision of the request's key, or a new auction's, kept unless another won the race. */
   private async decisionFor(
     request: ReturnType<AdServingService['read']>,
-  ): Promise<{ decision: AdDecision }> {
+  ): Promise<{ decision: AdDecision; dspWaitMs: number }> {
     const existing = await this.decisions.get(request.key);
-    if (existing) return { decision: existing };
+    if (existing) return { decision: existing, dspWaitMs: 0 };
     const result = await this.auctions.decide(request.ctx, { rtb: !request.degraded });
     const { decision, kept } = await this.decisions.keep(request.key, result.decision);
     if (kept) {
       this.events.publish(result.events);
       if (result.winNotice) this.trackers.fire('win_notice', [result.winNotice]);
     }
-    return { decision };
+    return { decision, dspWaitMs: result.dspWaitMs };
   }
 
   private async touch(kind: 'click' | 'view', decision: AdDecision, userKeys: readonly string[], now: Date) {

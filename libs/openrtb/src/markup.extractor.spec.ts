@@ -1,0 +1,190 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_MARKUP_BYTES, MarkupRejection, extractMarkup, type MarkupExtraction } from './markup.extractor';
+import { substituteMacros } from './macro.substitution';
+
+const ok = (clickUrl: string, imageUrl: string, trackers: string[] = []): MarkupExtraction => ({
+  ok: true,
+  clickUrl,
+  imageUrl,
+  trackers,
+});
+const refused = (reason: MarkupRejection): MarkupExtraction => ({ ok: false, reason });
+
+const CLICK = 'https://dsp.example/click';
+const IMAGE = 'https://cdn.example/banner.png';
+const BASIC = `<a href="${CLICK}"><img src="${IMAGE}" width="600" height="200"></a>`;
+const pixel = (n: number) => `https://t${n}.example/p.gif`;
+
+describe('extractMarkup', () => {
+  it.each<[string, string, MarkupExtraction]>([
+    ['basic: an anchor around an image', BASIC, ok(CLICK, IMAGE)],
+    [
+      'extended: two tracking images after the anchor',
+      `${BASIC}<img src="${pixel(1)}" width="1" height="1"><img src="${pixel(2)}">`,
+      ok(CLICK, IMAGE, [pixel(1), pixel(2)]),
+    ],
+    [
+      'three tracking images: only the first two are used',
+      `${BASIC}<img src="${pixel(1)}"><img src="${pixel(2)}"><img src="${pixel(3)}">`,
+      ok(CLICK, IMAGE, [pixel(1), pixel(2)]),
+    ],
+    [
+      'a tracking image before the anchor counts too, in document order',
+      `<img src="${pixel(1)}">${BASIC}<img src="${pixel(2)}">`,
+      ok(CLICK, IMAGE, [pixel(1), pixel(2)]),
+    ],
+    [
+      'an anchor inside a script is not found, nor its images',
+      `<script>document.write('<a href="https://evil.example/"><img src="https://evil.example/i.png"></a>')</script>${BASIC}`,
+      ok(CLICK, IMAGE),
+    ],
+    [
+      'script elements are removed with their content, wherever they are',
+      `<a href="${CLICK}"><script src="https://x.example/s.js"></script><img src="${IMAGE}"></a><script><img src="${pixel(9)}"></script>`,
+      ok(CLICK, IMAGE),
+    ],
+    [
+      'noscript is searched first',
+      `<a href="https://js.example/click"><img src="https://js.example/i.png"></a><noscript><a href="${CLICK}"><img src="${IMAGE}"></a></noscript>`,
+      ok(CLICK, IMAGE, ['https://js.example/i.png']),
+    ],
+    [
+      'noscript first for tracking images too',
+      `${BASIC}<img src="${pixel(1)}"><noscript><img src="${pixel(2)}"></noscript>`,
+      ok(CLICK, IMAGE, [pixel(2), pixel(1)]),
+    ],
+    [
+      'the rest is searched when the noscript holds no anchor',
+      `<noscript><img src="${pixel(1)}"></noscript>${BASIC}`,
+      ok(CLICK, IMAGE, [pixel(1)]),
+    ],
+    [
+      'a repeated creative or tracker counts once',
+      `<noscript>${BASIC}<img src="${pixel(1)}"></noscript>${BASIC}<img src="${pixel(1)}"><img src="${pixel(2)}">`,
+      ok(CLICK, IMAGE, [pixel(1), pixel(2)]),
+    ],
+    [
+      'an image nested deeper in the anchor',
+      `<table><tr><td><a href="${CLICK}"><div><span><img src="${IMAGE}"></span></div></a></td></tr></table>`,
+      ok(CLICK, IMAGE),
+    ],
+    [
+      'an anchor without an image is skipped for the next one',
+      `<a href="https://x.example/text">Text link</a>${BASIC}`,
+      ok(CLICK, IMAGE),
+    ],
+    ['no anchor', `<img src="${IMAGE}">`, refused(MarkupRejection.NoAnchorWithImage)],
+    [
+      'an anchor without an image',
+      `<a href="${CLICK}">Click</a>`,
+      refused(MarkupRejection.NoAnchorWithImage),
+    ],
+    [
+      'an anchor without href',
+      `<a name="x"><img src="${IMAGE}"></a>`,
+      refused(MarkupRejection.NoAnchorWithImage),
+    ],
+    [
+      'an image without src',
+      `<a href="${CLICK}"><img data-src="${IMAGE}"></a>`,
+      refused(MarkupRejection.NoAnchorWithImage),
+    ],
+    ['an iframe tag (bsm/openrtb)', '<iframe src="foo.bar"/>', refused(MarkupRejection.NoAnchorWithImage)],
+    ['plain text', 'Buy now', refused(MarkupRejection.NoAnchorWithImage)],
+    [
+      'a javascript: href',
+      `<a href="javascript:alert(1)"><img src="${IMAGE}"></a>`,
+      refused(MarkupRejection.InvalidClickUrl),
+    ],
+    [
+      'a javascript: href hidden by entities',
+      `<a href="jav&#x61;script&colon;alert(1)"><img src="${IMAGE}"></a>${BASIC}`,
+      refused(MarkupRejection.InvalidClickUrl),
+    ],
+    [
+      'a relative href',
+      `<a href="/click"><img src="${IMAGE}"></a>`,
+      refused(MarkupRejection.InvalidClickUrl),
+    ],
+    ['an empty href', `<a href=""><img src="${IMAGE}"></a>`, refused(MarkupRejection.InvalidClickUrl)],
+    [
+      'a protocol-relative image',
+      `<a href="${CLICK}"><img src="//cdn.example/banner.png"></a>`,
+      refused(MarkupRejection.InvalidImageUrl),
+    ],
+    [
+      'a data: image',
+      `<a href="${CLICK}"><img src="data:image/gif;base64,R0lGOD"></a>`,
+      refused(MarkupRejection.InvalidImageUrl),
+    ],
+    [
+      'invalid trackers are dropped, not fatal',
+      `${BASIC}<img src="/relative.gif"><img src="${pixel(2)}"><img src="${pixel(3)}">`,
+      ok(CLICK, IMAGE, [pixel(2)]),
+    ],
+    [
+      'entities in attributes are decoded',
+      `<a href="https://dsp.example/c?a=1&amp;b=2&#38;c=3"><img src="https://cdn.example/i.png?x=1&amp;y=2"></a>`,
+      ok('https://dsp.example/c?a=1&b=2&c=3', 'https://cdn.example/i.png?x=1&y=2'),
+    ],
+    [
+      'upper-case tags and attributes',
+      `<A HREF="${CLICK}"><IMG SRC="${IMAGE}"></A><IMG SRC="${pixel(1)}">`,
+      ok(CLICK, IMAGE, [pixel(1)]),
+    ],
+    [
+      'unquoted attributes and surrounding whitespace in URLs',
+      `<a href=${CLICK}><img src="  ${IMAGE}\n"></a>`,
+      ok(CLICK, IMAGE),
+    ],
+    [
+      'a full document',
+      `<!DOCTYPE html><html><head><style>a{color:red}</style></head><body>${BASIC}</body></html>`,
+      ok(CLICK, IMAGE),
+    ],
+    [
+      'an unterminated tag',
+      `<a href="${CLICK}"><img src="${IMAGE}"`,
+      refused(MarkupRejection.NoAnchorWithImage),
+    ],
+    ['an empty string', '', refused(MarkupRejection.Empty)],
+    ['whitespace only', ' \n\t', refused(MarkupRejection.Empty)],
+    [
+      'markup over 64 KiB',
+      `${BASIC}<!--${'x'.repeat(MAX_MARKUP_BYTES)}-->`,
+      refused(MarkupRejection.TooLarge),
+    ],
+  ])('%s', (_name, markup, expected) => {
+    expect(extractMarkup(markup)).toEqual(expected);
+  });
+
+  it('extracts after macro substitution, with the values encoded', () => {
+    const adm =
+      '<a href="https://dsp.example/c?imp=${AUCTION_IMP_ID}&amp;p=${AUCTION_PRICE}">' +
+      '<img src="https://cdn.example/${AUCTION_AD_ID}.png"></a>' +
+      '<img src="https://dsp.example/imp?auction=${AUCTION_ID}">';
+    const values = { auctionId: 'a b', impId: '1', adId: 'ad"><script>', priceMicros: 2_345_000 };
+    expect(extractMarkup(substituteMacros(adm, values))).toEqual(
+      ok('https://dsp.example/c?imp=1&p=2.345', 'https://cdn.example/ad%22%3E%3Cscript%3E.png', [
+        'https://dsp.example/imp?auction=a%20b',
+      ]),
+    );
+  });
+
+  it('leaves substitution to the caller: an unsubstituted macro is just characters of the URL', () => {
+    expect(
+      extractMarkup('<a href="https://x.example/${AUCTION_PRICE}"><img src="https://x.example/i"></a>').ok,
+    ).toBe(true);
+  });
+
+  it('stays linear and does not overflow on deeply nested markup', () => {
+    const depth = 10_000;
+    const nested = `${'<a href="https://x.example/">'.repeat(depth)}<img src="${IMAGE}">`;
+    const started = performance.now();
+    expect(extractMarkup(nested.slice(0, MAX_MARKUP_BYTES))).toMatchObject({ ok: false });
+    expect(extractMarkup(`${'<div>'.repeat(12_000)}${BASIC}`)).toEqual(ok(CLICK, IMAGE));
+    const anchors = `${'<a href="https://x.example/">'.repeat(2_000)}<img src="${IMAGE}">`;
+    expect(extractMarkup(anchors)).toEqual(ok('https://x.example/', IMAGE));
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
