@@ -101,7 +101,7 @@ for (const mode of ['embedded'] as Mode[]) {
       );
 
       await api.system.bus.subscribe('debug', ['adx.bid'], async (batch) => {
-        for (const m of batch.messages) { const e = JSON.parse(m.value); console.log('BID', e.ad_slot_id, e.bid_status, e.reason, e.elapsed_ms ?? '', JSON.stringify(e).slice(0, 400)); }
+        for (const m of batch.messages) { const e = JSON.parse(m.value); console.log('BID', e.ad_slot_id, e.bid_status, e.reason, e.elapsed_ms ?? '', JSON.stringify(e).slice(-400)); }
       });
       browser = await launchChromium();
       context = await browser.newContext({ viewport: { width: 900, height: 900 } });

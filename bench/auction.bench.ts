@@ -1,0 +1,752 @@
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire, SourceMap } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { DEMO_CATALOG_PATH } from '@app/catalog';
+import { DspSimulator, type DspSimulatorStats } from '@app/dsp-simulator';
+
+/**
+ * Ad requests (`GET /img/:adSlotId`) against the auction app with simulated DSPs, all on loopback.
+ * `npm run bench:auction -- [--connections 400] [--duration 30] [--warmup 5] [--dsps 5]
+ * [--latency 10-80] [--bid-rate 0.8] [--rate 0] [--dsp-connections N] [--cpu-prof]`.
+ *
+ * The DSP simulators run in child processes of their own and the auction app (`dist/apps/auction`)
+ * in another, so that the auction's CPU time (from `/proc/<pid>/stat`) counts only the auction.
+ * Every request has a new `recipient`, so every one is a new auction (never a reopen). Latency is
+ * autocannon's (request written to last byte); the auction's own overhead is that latency minus
+ * the DSP wait it reports in `Server-Timing: dsp;dur=…, total;dur=…`. `--rate N` paces the load at
+ * N requests a second (0, the default, lets the connections go as fast as the answers come).
+ * `--cpu-prof` runs the auction under `node --cpu-prof` and summarises where its CPU time went
+ * during the measured window. Events go to the in-process bus (nobody consumes them) and state to
+ * the memory store: the app's defaults without KAFKA_BROKERS and REDIS_URL.
+ */
+const { values } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '400' },
+    duration: { type: 'string', default: '30' },
+    warmup: { type: 'string', default: '5' },
+    dsps: { type: 'string', default: '5' },
+    latency: { type: 'string', default: '10-80' },
+    'bid-rate': { type: 'string', default: '0.8' },
+    rate: { type: 'string', default: '0' },
+    'dsp-connections': { type: 'string' },
+    tmax: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    top: { type: 'string', default: '20' },
+    json: { type: 'string' },
+    /** Internal: run one DSP simulator (JSON options) and report its address over IPC. */
+    simulator: { type: 'string' },
+  },
+});
+
+const GOALS = { requestsPerSecond: 3000, p99Ms: 160, overheadP99Ms: 3, cpuUsPerRequest: 300 };
+/** Seats book on the strategies of the demo catalog's exchange campaigns, one per DSP in turn. */
+const EXCHANGE_STRATEGIES = ['str-1-2-1-1', 'str-3-1-1-1', 'str-4-1-2-1', 'str-5-2-1-1', 'str-1-2-1-2'];
+/** The catalog's ad slots, requested in turn. */
+let slots: string[] = [];
+const USER_AGENT =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
+const ROOT = path.resolve(__dirname, '..', '..');
+const AUCTION_MAIN = path.join(ROOT, 'dist', 'apps', 'auction', 'src', 'main.js');
+
+// ---------------------------------------------------------------------------------------------
+// autocannon has no type declarations; the part of its API used here.
+
+interface AutocannonRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+}
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number; average: number; max: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  duration: number;
+  statusCodeStats: Record<string, { count: number }>;
+}
+interface AutocannonInstance {
+  on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
+}
+type Autocannon = (
+  options: Record<string, unknown>,
+  done: (error: Error | null, result: AutocannonResult) => void,
+) => AutocannonInstance;
+const autocannon = createRequire(__filename)('autocannon') as Autocannon;
+
+// ---------------------------------------------------------------------------------------------
+// Child mode: one simulated DSP.
+
+async function runSimulator(json: string): Promise<void> {
+  const options = JSON.parse(json) as Parameters<typeof DspSimulator.start>[0];
+  const simulator = await DspSimulator.start(options);
+  process.on('message', (message) => {
+    if (message === 'stats') process.send!({ stats: simulator.stats() });
+  });
+  const stop = () => void simulator.close().finally(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('disconnect', stop);
+  process.send!({ bidUrl: simulator.bidUrl });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement helpers.
+
+interface Series {
+  latency: number[];
+  dsp: number[];
+  total: number[];
+  overhead: number[];
+  statuses: Map<number, number>;
+  withoutTiming: number;
+}
+
+function newSeries(): Series {
+  return { latency: [], dsp: [], total: [], overhead: [], statuses: new Map(), withoutTiming: 0 };
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+function stats(values: number[]): {
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
+} {
+  const sorted = Float64Array.from(values).sort();
+  const sum = values.reduce((a, b) => a + b, 0);
+  const r = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    p50: r(percentile(sorted, 50)),
+    p90: r(percentile(sorted, 90)),
+    p99: r(percentile(sorted, 99)),
+    p999: r(percentile(sorted, 99.9)),
+    max: r(sorted[sorted.length - 1] ?? NaN),
+    mean: r(sum / Math.max(1, values.length)),
+  };
+}
+
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** utime + stime of a process, in µs. */
+function processCpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / CLK_TCK) * 1e6;
+}
+
+function processRssMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : NaN;
+}
+
+/** Busy and total CPU time of the whole machine, in clock ticks. */
+function machineTicks(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+  const ticks = line.split(/\s+/).slice(1).map(Number);
+  const total = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - ticks[3] - ticks[4], total };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function parseRange(text: string): { min: number; max: number } {
+  const [min, max = min] = text.split('-').map(Number);
+  if (!Number.isFinite(min) || !Number.isFinite(max) || min > max) throw new Error(`bad range ${text}`);
+  return { min, max };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Processes.
+
+interface Simulators {
+  children: ChildProcess[];
+  bidUrls: string[];
+}
+
+async function startSimulators(count: number, latencyMs: { min: number; max: number }, bidRate: number) {
+  const children: ChildProcess[] = [];
+  const bidUrls: string[] = [];
+  for (let i = 1; i <= count; i += 1) {
+    const options = { latencyMs, bidRate, priceCpm: { min: 0.5, max: 3 }, seat: `bench-${i}` };
+    const child = fork(__filename, ['--simulator', JSON.stringify(options)], { execArgv: [] });
+    children.push(child);
+    bidUrls.push(
+      await new Promise<string>((resolve, reject) => {
+        child.once('error', reject);
+        child.once('exit', (code) => reject(new Error(`simulator ${i} exited with ${code}`)));
+        child.on('message', (message: { bidUrl?: string }) => {
+          if (message.bidUrl) resolve(message.bidUrl);
+        });
+      }),
+    );
+  }
+  return { children, bidUrls } satisfies Simulators;
+}
+
+function askSimulatorStats(child: ChildProcess): Promise<DspSimulatorStats> {
+  return new Promise((resolve) => {
+    const listener = (message: { stats?: DspSimulatorStats }) => {
+      if (!message.stats) return;
+      child.off('message', listener);
+      resolve(message.stats);
+    };
+    child.on('message', listener);
+    child.send('stats');
+  });
+}
+
+function writeCatalog(dir: string, bidUrls: string[]): string {
+  const catalog = JSON.parse(readFileSync(DEMO_CATALOG_PATH, 'utf8')) as Record<string, unknown> & {
+    adSlots: { id: string }[];
+  };
+  slots = catalog.adSlots.map((slot) => slot.id);
+  catalog.dsps = bidUrls.map((endpoint, i) => ({
+    id: `dsp-bench-${i + 1}`,
+    name: `Bench DSP ${i + 1}`,
+    endpoint,
+    seats: [{ id: `bench-${i + 1}`, strategyId: EXCHANGE_STRATEGIES[i % EXCHANGE_STRATEGIES.length] }],
+    timeoutMs: 120,
+  }));
+  const file = path.join(dir, 'catalog.json');
+  writeFileSync(file, JSON.stringify(catalog));
+  return file;
+}
+
+interface AuctionProcess {
+  child: ChildProcess;
+  log: string[];
+  exited: Promise<number | null>;
+}
+
+function startAuction(port: number, catalogPath: string, profileDir?: string): AuctionProcess {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AUCTION_PORT: String(port),
+    AUCTION_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    CATALOG_PATH: catalogPath,
+    LOG_LEVEL: 'warn',
+  };
+  delete env.KAFKA_BROKERS;
+  delete env.REDIS_URL;
+  if (values['dsp-connections']) env.DSP_CONNECTIONS = values['dsp-connections'];
+  if (values.tmax) env.AUCTION_TMAX_MS = values.tmax;
+  // Under --cpu-prof the profile is written only on a normal exit, but the app's shutdown hooks
+  // re-raise SIGTERM once closed: a listener of our own turns SIGTERM into process.exit.
+  const args = profileDir
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${profileDir}`,
+        '-e',
+        `process.on('SIGTERM', () => process.exit(0)); require(${JSON.stringify(AUCTION_MAIN)});`,
+      ]
+    : [AUCTION_MAIN];
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log: string[] = [];
+  const collect = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n'))
+      if (line.trim() && log.length < 10_000) log.push(line);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, log, exited };
+}
+
+async function waitReady(port: number, auction: AuctionProcess): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let exited = false;
+  void auction.exited.then(() => (exited = true));
+  while (Date.now() < deadline && !exited) {
+    try {
+      const response = await request(
+        `http://127.0.0.1:${port}/img/slot-1-1-2?placement=ready&recipient=readiness-check`,
+      );
+      await response.body.dump();
+      return;
+    } catch {
+      await sleep(200);
+    }
+  }
+  throw new Error(`auction app not ready:\n${auction.log.slice(-20).join('\n')}`);
+}
+
+async function stopAuction(auction: AuctionProcess): Promise<string> {
+  auction.child.kill('SIGTERM');
+  const code = await Promise.race([auction.exited, sleep(15_000).then(() => 'timeout' as const)]);
+  if (code === 'timeout') {
+    auction.child.kill('SIGKILL');
+    await auction.exited;
+    return 'did not exit within 15 s of SIGTERM (killed)';
+  }
+  return `exited with ${code}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load.
+
+let recipientSequence = 0;
+const runTag = Date.now().toString(36);
+
+function load(port: number, seconds: number, series: Series): Promise<AutocannonResult> {
+  const connections = Number(values.connections);
+  const rate = Number(values.rate);
+  // onResponse (headers) runs just before the instance's 'response' event (latency) of the same
+  // response, synchronously: the timing read by the first is consumed by the second.
+  let pending: { dsp: number; total: number } | null | undefined;
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: `http://127.0.0.1:${port}`,
+        connections,
+        duration: seconds,
+        ...(rate > 0 ? { overallRate: rate } : {}),
+        headers: { 'user-agent': USER_AGENT, 'accept-language': 'en-US,en;q=0.9' },
+        requests: [
+          {
+            setupRequest: (req: AutocannonRequest) => {
+              recipientSequence += 1;
+              const slot = slots[recipientSequence % slots.length];
+              const recipient = `bench${runTag}${recipientSequence.toString(36).padStart(8, '0')}`;
+              req.path = `/img/${slot}?placement=bench-${runTag}&list=bench&recipient=${recipient}`;
+              return req;
+            },
+            onResponse: (
+              _status: number,
+              _body: string,
+              _context: unknown,
+              headers: Record<string, unknown>,
+            ) => {
+              pending = serverTiming(headers);
+            },
+          },
+        ],
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    instance.on('response', (_client, status, _bytes, ms) => {
+      series.statuses.set(status, (series.statuses.get(status) ?? 0) + 1);
+      series.latency.push(ms);
+      if (pending) {
+        series.dsp.push(pending.dsp);
+        series.total.push(pending.total);
+        series.overhead.push(ms - pending.dsp);
+      } else series.withoutTiming += 1;
+      pending = undefined;
+    });
+  });
+}
+
+function serverTiming(headers: Record<string, unknown>): { dsp: number; total: number } | null {
+  let value: unknown;
+  for (const [name, v] of Object.entries(headers)) if (name.toLowerCase() === 'server-timing') value = v;
+  if (typeof value !== 'string') return null;
+  const dsp = /(?:^|,)\s*dsp;dur=([\d.]+)/.exec(value);
+  const total = /(?:^|,)\s*total;dur=([\d.]+)/.exec(value);
+  return dsp && total ? { dsp: Number(dsp[1]), total: Number(total[1]) } : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU profile summary.
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+interface ProfileSummary {
+  file: string;
+  windowSamples: number;
+  allSamples: number;
+  filteredToWindow: boolean;
+  idleShare: number;
+  byPackage: { name: string; share: number }[];
+  topSelf: { function: string; share: number }[];
+  topInclusive: { function: string; share: number }[];
+}
+
+const sourceMaps = new Map<string, SourceMap | null>();
+
+/** `file:line` of a call frame, through the source map when the file is ours. */
+function location(frame: CallFrame): string {
+  const file = frame.url.replace(/^file:\/\//, '');
+  if (!file) return '';
+  if (file.startsWith(ROOT) && !file.includes('node_modules')) {
+    let map = sourceMaps.get(file);
+    if (map === undefined) {
+      map = existsSync(`${file}.map`)
+        ? new SourceMap(
+            JSON.parse(readFileSync(`${file}.map`, 'utf8')) as ConstructorParameters<typeof SourceMap>[0],
+          )
+        : null;
+      sourceMaps.set(file, map);
+    }
+    const entry = map?.findEntry(frame.lineNumber, frame.columnNumber) as
+      { originalSource?: string; originalLine?: number } | undefined;
+    const relative = path.relative(path.join(ROOT, 'dist'), file).replace(/\.js$/, '.ts');
+    return entry?.originalLine !== undefined ? `${relative}:${entry.originalLine + 1}` : relative;
+  }
+  const modules = file.lastIndexOf('node_modules/');
+  if (modules >= 0) return `${file.slice(modules + 'node_modules/'.length)}:${frame.lineNumber + 1}`;
+  return `${file}:${frame.lineNumber + 1}`;
+}
+
+function packageOf(frame: CallFrame): string {
+  const file = frame.url.replace(/^file:\/\//, '');
+  if (!file)
+    return frame.functionName.startsWith('(') ? frame.functionName : '(native: V8 builtins, JSON, RegExp)';
+  if (file.startsWith('node:')) return 'node: core (http, net, streams, timers)';
+  const modules = file.lastIndexOf('node_modules/');
+  if (modules >= 0) {
+    const parts = file.slice(modules + 'node_modules/'.length).split('/');
+    return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
+  }
+  if (file.startsWith(ROOT)) {
+    const parts = path.relative(path.join(ROOT, 'dist'), file).split('/');
+    return `app: ${parts.slice(0, 2).join('/')}`;
+  }
+  return file;
+}
+
+function summariseProfile(file: string, fromUs: number, toUs: number, top: number): ProfileSummary {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const keyOf = (n: ProfileNode) =>
+    `${n.callFrame.functionName || '(anonymous)'} ${location(n.callFrame)}`.trim();
+  // The profile's clock is the monotonic clock of process.hrtime: keep the measured window only.
+  const filtered = profile.startTime <= toUs && profile.endTime >= fromUs;
+  const counts = new Map<number, number>();
+  let t = profile.startTime;
+  let windowSamples = 0;
+  profile.samples.forEach((id, i) => {
+    t += profile.timeDeltas[i];
+    if (filtered && (t < fromUs || t > toUs)) return;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+    windowSamples += 1;
+  });
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  const packages = new Map<string, number>();
+  let idle = 0;
+  for (const [id, count] of counts) {
+    const node = byId.get(id)!;
+    if (node.callFrame.functionName === '(idle)') {
+      idle += count;
+      continue;
+    }
+    const key = keyOf(node);
+    self.set(key, (self.get(key) ?? 0) + count);
+    const pkg = packageOf(node.callFrame);
+    packages.set(pkg, (packages.get(pkg) ?? 0) + count);
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const k = keyOf(byId.get(at)!);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      inclusive.set(k, (inclusive.get(k) ?? 0) + count);
+    }
+  }
+  const busy = windowSamples - idle;
+  const ranked = (m: Map<string, number>, n: number, filter: (k: string) => boolean = () => true) =>
+    [...m]
+      .filter(([k]) => filter(k))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => ({ k, share: Math.round((1000 * v) / Math.max(1, busy)) / 10 }));
+  return {
+    file,
+    windowSamples,
+    allSamples: profile.samples.length,
+    filteredToWindow: filtered,
+    idleShare: Math.round((1000 * idle) / Math.max(1, windowSamples)) / 10,
+    byPackage: ranked(packages, 15).map(({ k, share }) => ({ name: k, share })),
+    topSelf: ranked(self, top).map(({ k, share }) => ({ function: k, share })),
+    // App functions only (and the roots), inclusive of what they call.
+    topInclusive: ranked(inclusive, top, (k) => / (apps|libs)\//.test(k)).map(({ k, share }) => ({
+      function: k,
+      share,
+    })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  if (values.simulator) return runSimulator(values.simulator);
+  const dspCount = Number(values.dsps);
+  const latencyMs = parseRange(values.latency);
+  const dir = mkdtempSync(path.join(tmpdir(), 'adx-auction-bench-'));
+  const profileDir = values['cpu-prof'] ? path.join(dir, 'profile') : undefined;
+
+  const simulators = await startSimulators(dspCount, latencyMs, Number(values['bid-rate']));
+  const catalogPath = writeCatalog(dir, simulators.bidUrls);
+  const port = await freePort();
+  const auction = startAuction(port, catalogPath, profileDir);
+  const pid = auction.child.pid!;
+  let result: Awaited<ReturnType<typeof measure>>;
+  try {
+    await waitReady(port, auction);
+    result = await measure(port, pid, simulators);
+  } finally {
+    for (const child of simulators.children) child.kill('SIGTERM');
+  }
+  const shutdown = await stopAuction(auction);
+
+  const profile =
+    profileDir && existsSync(profileDir)
+      ? readdirSync(profileDir)
+          .filter((f) => f.endsWith('.cpuprofile'))
+          .map((f) =>
+            summariseProfile(
+              path.join(profileDir, f),
+              result.windowUs.from,
+              result.windowUs.to,
+              Number(values.top),
+            ),
+          )[0]
+      : undefined;
+
+  const { series, elapsedS } = result;
+  const responses = series.latency.length;
+  const summary = {
+    machine: {
+      nproc: Number(execFileSync('nproc', { encoding: 'utf8' }).trim()),
+      cpu: /Model name:\s*(.+)/.exec(execFileSync('lscpu', { encoding: 'utf8' }))?.[1]?.trim(),
+      node: process.version,
+    },
+    options: {
+      connections: Number(values.connections),
+      rate: Number(values.rate) || 'unpaced',
+      durationS: Number(values.duration),
+      warmupS: Number(values.warmup),
+      dsps: dspCount,
+      latencyMs,
+      bidRate: Number(values['bid-rate']),
+      dspConnections: values['dsp-connections'] ? Number(values['dsp-connections']) : 'app default (64)',
+      tmaxMs: values.tmax ? Number(values.tmax) : 'app default (150)',
+      cpuProf: values['cpu-prof'],
+    },
+    responses,
+    requestsPerSecond: Math.round(responses / elapsedS),
+    statuses: Object.fromEntries(series.statuses),
+    withoutServerTiming: series.withoutTiming,
+    autocannon: {
+      errors: result.autocannon.errors,
+      timeouts: result.autocannon.timeouts,
+      non2xx: result.autocannon.non2xx,
+    },
+    latencyMs: stats(series.latency),
+    overheadMs: stats(series.overhead),
+    serverTotalMs: stats(series.total),
+    dspWaitMs: stats(series.dsp),
+    cpu: result.cpu,
+    auctionRssMiB: result.rssMiB,
+    simulators: result.simulatorStats,
+    auctionLog: {
+      lines: auction.log.length,
+      warnOrWorse: auction.log
+        .filter((l) => /"level":\s*([4-6]\d)/.test(l) || !l.startsWith('{'))
+        .slice(0, 20),
+    },
+    shutdown,
+    profile,
+  };
+  if (values.json) writeFileSync(values.json, JSON.stringify(summary, null, 2));
+  console.log(JSON.stringify(summary, null, 2));
+  console.log(markdown(summary));
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function measure(port: number, pid: number, simulators: Simulators) {
+  const warmup = Number(values.warmup);
+  if (warmup > 0) await load(port, warmup, newSeries());
+  await sleep(500); // the warm-up's abandoned requests end before the window opens
+  const series = newSeries();
+  const simPids = simulators.children.map((c) => c.pid!);
+  const before = {
+    auction: processCpuUs(pid),
+    simulators: simPids.reduce((sum, p) => sum + processCpuUs(p), 0),
+    bench: process.cpuUsage(),
+    machine: machineTicks(),
+    at: process.hrtime.bigint(),
+  };
+  const autocannonResult = await load(port, Number(values.duration), series);
+  const after = {
+    auction: processCpuUs(pid),
+    simulators: simPids.reduce((sum, p) => sum + processCpuUs(p), 0),
+    bench: process.cpuUsage(before.bench),
+    machine: machineTicks(),
+    at: process.hrtime.bigint(),
+  };
+  const elapsedS = Number(after.at - before.at) / 1e9;
+  const responses = series.latency.length;
+  const machineBusyShare =
+    (after.machine.busy - before.machine.busy) / (after.machine.total - before.machine.total);
+  const nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim());
+  const auctionUs = after.auction - before.auction;
+  const simulatorsUs = after.simulators - before.simulators;
+  const benchUs = after.bench.user + after.bench.system;
+  const machineUs = machineBusyShare * nproc * elapsedS * 1e6;
+  const perRequest = (us: number) => Math.round(us / Math.max(1, responses));
+  const cores = (us: number) => Math.round((100 * us) / (elapsedS * 1e6)) / 100;
+  const cpu = {
+    auctionUsPerRequest: perRequest(auctionUs),
+    auctionCores: cores(auctionUs),
+    simulatorsUsPerRequest: perRequest(simulatorsUs),
+    simulatorsCores: cores(simulatorsUs),
+    loadGeneratorUsPerRequest: perRequest(benchUs),
+    loadGeneratorCores: cores(benchUs),
+    machineBusyCores: cores(machineUs),
+    otherProcessesCores: cores(Math.max(0, machineUs - auctionUs - simulatorsUs - benchUs)),
+  };
+  const simulatorStats = await Promise.all(simulators.children.map((c) => askSimulatorStats(c)));
+  return {
+    series,
+    elapsedS,
+    cpu,
+    rssMiB: processRssMiB(pid),
+    autocannon: autocannonResult,
+    simulatorStats: simulatorStats.map((s) => ({
+      requests: s.requests,
+      bids: s.bids,
+      noBids: s.noBids,
+      impressions: s.impressions,
+    })),
+    windowUs: { from: Number(before.at / 1000n), to: Number(after.at / 1000n) },
+  };
+}
+
+function markdown(s: {
+  requestsPerSecond: number;
+  latencyMs: ReturnType<typeof stats>;
+  overheadMs: ReturnType<typeof stats>;
+  serverTotalMs: ReturnType<typeof stats>;
+  dspWaitMs: ReturnType<typeof stats>;
+  cpu: {
+    auctionUsPerRequest: number;
+    auctionCores: number;
+    simulatorsCores: number;
+    loadGeneratorCores: number;
+    otherProcessesCores: number;
+  };
+  profile?: ProfileSummary;
+}): string {
+  const verdict = (value: number, goal: number, higherIsBetter: boolean) => {
+    const met = higherIsBetter ? value >= goal : value <= goal;
+    const off = higherIsBetter ? (goal - value) / goal : (value - goal) / goal;
+    return met ? 'met' : `missed by ${Math.round(off * 100)} %`;
+  };
+  const rows = [
+    [
+      'ad requests / s',
+      `${s.requestsPerSecond}`,
+      `≥ ${GOALS.requestsPerSecond}`,
+      verdict(s.requestsPerSecond, GOALS.requestsPerSecond, true),
+    ],
+    ['latency p50', `${s.latencyMs.p50.toFixed(1)} ms`, '', ''],
+    [
+      'latency p99',
+      `${s.latencyMs.p99.toFixed(1)} ms`,
+      `< ${GOALS.p99Ms} ms`,
+      verdict(s.latencyMs.p99, GOALS.p99Ms, false),
+    ],
+    ['overhead (latency − DSP wait) p50', `${s.overheadMs.p50.toFixed(2)} ms`, '', ''],
+    [
+      'overhead p99',
+      `${s.overheadMs.p99.toFixed(2)} ms`,
+      `< ${GOALS.overheadP99Ms} ms`,
+      verdict(s.overheadMs.p99, GOALS.overheadP99Ms, false),
+    ],
+    [
+      'server `total` p50 / p99',
+      `${s.serverTotalMs.p50.toFixed(2)} / ${s.serverTotalMs.p99.toFixed(2)} ms`,
+      '',
+      '',
+    ],
+    ['DSP wait p50 / p99', `${s.dspWaitMs.p50.toFixed(1)} / ${s.dspWaitMs.p99.toFixed(1)} ms`, '', ''],
+    [
+      'auction CPU per ad request',
+      `${s.cpu.auctionUsPerRequest} µs`,
+      `< ${GOALS.cpuUsPerRequest} µs`,
+      verdict(s.cpu.auctionUsPerRequest, GOALS.cpuUsPerRequest, false),
+    ],
+    [
+      'cores used: auction / simulators / autocannon / other',
+      `${s.cpu.auctionCores} / ${s.cpu.simulatorsCores} / ${s.cpu.loadGeneratorCores} / ${s.cpu.otherProcessesCores}`,
+      '',
+      '',
+    ],
+  ];
+  const lines = [
+    '| measure | value | goal | verdict |',
+    '|---|---|---|---|',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ];
+  if (s.profile) {
+    lines.push(
+      '',
+      `Profile (${s.profile.windowSamples} samples in the window, ${s.profile.idleShare} % idle); shares of busy samples:`,
+    );
+    lines.push(
+      '',
+      '| package | self |',
+      '|---|---|',
+      ...s.profile.byPackage.map((p) => `| ${p.name} | ${p.share} % |`),
+    );
+    lines.push(
+      '',
+      '| function (self time) | share |',
+      '|---|---|',
+      ...s.profile.topSelf.map((f) => `| \`${f.function}\` | ${f.share} % |`),
+    );
+    lines.push(
+      '',
+      '| app function (inclusive) | share |',
+      '|---|---|',
+      ...s.profile.topInclusive.map((f) => `| \`${f.function}\` | ${f.share} % |`),
+    );
+  }
+  return lines.join('\n');
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
