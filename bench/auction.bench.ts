@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire, SourceMap } from 'node:module';
@@ -268,8 +269,8 @@ function startAuction(port: number, catalogPath: string, profileDir?: string): A
     for (const line of chunk.toString('utf8').split('\n'))
       if (line.trim() && log.length < 10_000) log.push(line);
   };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, log, exited };
 }
@@ -416,10 +417,9 @@ function location(frame: CallFrame): string {
         : null;
       sourceMaps.set(file, map);
     }
-    const entry = map?.findEntry(frame.lineNumber, frame.columnNumber) as
-      { originalSource?: string; originalLine?: number } | undefined;
+    const entry = map?.findEntry(frame.lineNumber, frame.columnNumber);
     const relative = path.relative(path.join(ROOT, 'dist'), file).replace(/\.js$/, '.ts');
-    return entry?.originalLine !== undefined ? `${relative}:${entry.originalLine + 1}` : relative;
+    return entry && 'originalLine' in entry ? `${relative}:${entry.originalLine + 1}` : relative;
   }
   const modules = file.lastIndexOf('node_modules/');
   if (modules >= 0) return `${file.slice(modules + 'node_modules/'.length)}:${frame.lineNumber + 1}`;

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Random } from '@app/demo-traffic';
@@ -524,7 +525,7 @@ describe('DspSimulator: requests, configuration and lifecycle', () => {
     async function* chunks() {
       for (let i = 0; i < 20; i += 1) yield Buffer.alloc(64 * 1024, ' ');
     }
-    const res = await request(sim.bidUrl, { method: 'POST', body: chunks() });
+    const res = await request(sim.bidUrl, { method: 'POST', body: Readable.from(chunks()) });
 
     await res.body.dump();
     expect(res.statusCode).toBe(413);

@@ -119,7 +119,7 @@ export class RtbDemand {
       ...base,
       status: 'rejected',
       reason: r.reason,
-      priceMicros: typeof r.bid?.price === 'number' && r.bid.price > 0 ? safeMicros(r.bid.price) : undefined,
+      priceMicros: r.priceMicros,
       seat: r.seat,
     }));
     const candidates: Candidate[] = [];
@@ -186,8 +186,4 @@ export class RtbDemand {
       },
     };
   }
-}
-
-function safeMicros(price: number): number | undefined {
-  return Number.isFinite(price) && price > 0 && price < 1e6 ? cpmToMicros(price) : undefined;
 }

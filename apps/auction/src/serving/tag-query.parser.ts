@@ -16,7 +16,7 @@ const ID = /^[\x21-\x7e]+$/;
 const RECIPIENT = /^[A-Za-z0-9+/=_.:-]{8,128}$/;
 const DOMAIN = /^(?=.{3,253}$)[a-z0-9-]+(\.[a-z0-9-]+)+$/;
 const KEY = /^[A-Za-z0-9_.-]+$/;
-const VALUE = /^[^\x00-\x1f\x7f]+$/;
+const VALUE = /^\P{Cc}+$/u;
 
 export type TagQuery = Readonly<Record<string, string | string[] | undefined>>;
 

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { loadCatalog } from '@app/catalog';
+import { validateBidRequestAgainstSchema } from '@app/testing';
+import type { AdContext } from './ad-context';
+import { BLOCKED_BANNER_TYPES, buildBidRequest, IMP_ID } from './bid-request.builder';
+
+const catalog = loadCatalog();
+
+function contextFor(slotId: string, overrides: Partial<AdContext['viewer']> = {}): AdContext {
+  const { slot, template, publisher } = catalog.slotLineage(slotId);
+  return {
+    auctionId: 'auction-1',
+    now: new Date('2026-11-20T09:00:00Z'),
+    slot: slot!,
+    template: template!,
+    publisher: publisher!,
+    tag: {
+      placementId: 'p',
+      listId: 'l',
+      recipient: 'r',
+      emailDomain: 'gmail.com',
+      keyValues: [],
+      age: '',
+      gender: '',
+    },
+    viewer: {
+      ip: '8.8.8.8',
+      userAgent: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15',
+      language: 'en-US',
+      secure: true,
+      userId: '4f1c2a3b-0000-4000-8000-000000000001',
+      userKey: 'r:4f1c2a3b',
+      geo: { country: 'US', region: 'California', metro: '', zip: '' },
+      device: {
+        device_maker: 'Apple',
+        device_model: 'iPhone',
+        device_type: 'Phone',
+        os: 'iOS',
+        browser: 'iOS Mail',
+      },
+      ...overrides,
+    },
+  };
+}
+
+const dsp = catalog.document.dsps[0];
+
+describe('buildBidRequest', () => {
+  it('sends every field of part 2 that we know, in a form the public OpenRTB 2.5 schema accepts', () => {
+    const request = buildBidRequest(contextFor('slot-1-1-1'), dsp, {
+      at: 2,
+      tmaxMs: 150,
+      buyerUid: 'dsp-user-9',
+    });
+    expect(validateBidRequestAgainstSchema(request)).toEqual([]);
+    expect(request).toMatchObject({
+      id: 'auction-1',
+      at: 2,
+      tmax: 150,
+      cur: ['USD'],
+      bcat: ['IAB25', 'IAB26'],
+      badv: ['blocked-brand.example'],
+      site: { id: 'pub-1', domain: 'morningledger.com', cat: ['IAB3', 'IAB13'], publisher: { id: 'pub-1' } },
+      device: {
+        ip: '8.8.8.8',
+        devicetype: 4,
+        make: 'Apple',
+        geo: { country: 'USA', region: 'California', type: 2 },
+      },
+      user: { id: '4f1c2a3b-0000-4000-8000-000000000001', buyeruid: 'dsp-user-9' },
+    });
+    expect(request.imp).toEqual([
+      {
+        id: IMP_ID,
+        tagid: 'slot-1-1-1',
+        bidfloor: 0.5,
+        bidfloorcur: 'USD',
+        secure: 1,
+        banner: { w: 600, h: 200, id: 'slot-1-1-1', pos: 1, btype: BLOCKED_BANNER_TYPES },
+        pmp: {
+          private_auction: 0,
+          deals: [{ id: 'deal-ledger-premium', bidfloor: 2, bidfloorcur: 'USD', wseat: ['alpha-1'] }],
+        },
+      },
+    ]);
+  });
+
+  it('leaves out what it does not know rather than sending it empty', () => {
+    const request = buildBidRequest(
+      contextFor('slot-4-1-2', {
+        ip: '',
+        userAgent: '',
+        language: '',
+        secure: false,
+        geo: { country: '', region: '', metro: '', zip: '' },
+        device: { device_maker: '', device_model: '', device_type: 'WebmailProxy', os: '', browser: 'Gmail' },
+      }),
+      dsp,
+      { at: 1, tmaxMs: 150 },
+    );
+    expect(validateBidRequestAgainstSchema(request)).toEqual([]);
+    const sent = JSON.parse(JSON.stringify(request));
+    expect(sent.device).toEqual({});
+    expect(sent.user).toEqual({ id: '4f1c2a3b-0000-4000-8000-000000000001' });
+    expect(sent.imp[0].pmp).toBeUndefined();
+    expect(sent.imp[0].secure).toBe(0);
+    expect(sent.bcat).toBeUndefined();
+  });
+});
