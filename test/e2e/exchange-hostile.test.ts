@@ -6,6 +6,7 @@ import { startReporting, writeTestCatalog, type RunningReporting } from './repor
 
 /** pub-1's 300x250 slot: floor 0.75, badv blocked-brand.example, direct demand at up to 2.40. */
 const SLOT = 'slot-1-1-2';
+const TMAX_MS = 300;
 
 /**
  * What the exchange makes of each hostile answer: the bid event's status and the reasons it may
@@ -58,8 +59,10 @@ describe('exchange: hostile ad requests and DSP answers are refused with a reaso
     const catalog = writeTestCatalog((doc) => {
       doc.dsps[0].endpoint = hostile.bidUrl;
       doc.dsps[1].endpoint = honest.bidUrl;
+      // Room for a sound answer on a loaded machine, still short of a late one (400 ms).
+      for (const dsp of doc.dsps) dsp.timeoutMs = TMAX_MS;
     });
-    api = await startReporting('embedded', { CATALOG_PATH: catalog });
+    api = await startReporting('embedded', { CATALOG_PATH: catalog, AUCTION_TMAX_MS: String(TMAX_MS) });
     auctionUrl = `http://127.0.0.1:${listeningPort(api.system.auction)}`;
   });
 

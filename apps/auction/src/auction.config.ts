@@ -1,4 +1,4 @@
-import { IsInt, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { BaseSettings, Secret } from '@app/config';
 
 /** The auction app's configuration, read from the environment (see the README). */
@@ -12,9 +12,13 @@ export class AuctionConfig extends BaseSettings {
   @Max(65535)
   AUCTION_PORT = 8080;
 
-  /** The exchange's address as newsletters and DSPs reach it: ad tags, click and sync URLs. */
+  /**
+   * The exchange's origin as readers and DSPs reach it (hosted creative images, the demo's tags);
+   * unset, the address the app listens on.
+   */
+  @IsOptional()
   @Matches(/^https?:\/\/[^\s/?#]+$/, { message: 'AUCTION_PUBLIC_URL must be an http(s) origin' })
-  AUCTION_PUBLIC_URL = 'http://127.0.0.1:8080';
+  AUCTION_PUBLIC_URL?: string = undefined;
 
   /** The auction's answer budget (`tmax`): no DSP answer is waited for past it. */
   @IsInt()

@@ -11,6 +11,7 @@ import { AuctionExceptionFilter } from './auction-exception.filter';
 import { AuctionService } from './auction.service';
 import { AUCTION_CONFIG, CATALOG, CLOCK, GEO_RESOLVER, type Clock } from './auction.tokens';
 import { DemoController } from './demo/demo.controller';
+import { PublicOrigin } from './public-origin.service';
 import { AdServingService } from './serving/ad-serving.service';
 import { ConversionService } from './serving/conversion.service';
 import { DecisionStore } from './serving/decision.store';
@@ -44,6 +45,7 @@ export class AuctionModule {
         { provide: CLOCK, useValue: deps.clock ?? (() => new Date()) },
         { provide: APP_FILTER, useClass: AuctionExceptionFilter },
         AuctionService,
+        PublicOrigin,
         AdServingService,
         ConversionService,
         DecisionStore,

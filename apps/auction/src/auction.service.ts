@@ -11,6 +11,7 @@ import { baseEvent, bidEvent, decisionEvent } from './core/auction-events';
 import { decideAuction, type AuctionOutcome } from './core/auction';
 import type { Candidate } from './core/candidate';
 import { CatalogDemand, stableHash } from './core/catalog-demand';
+import { PublicOrigin } from './public-origin.service';
 import { dimensionsOf } from './core/event-dimensions';
 import { BidderClient } from './rtb/bidder.client';
 import { RtbDemand, type BidRecord } from './rtb/rtb-demand';
@@ -38,10 +39,11 @@ export class AuctionService implements OnApplicationShutdown {
   constructor(
     @Inject(AUCTION_CONFIG) private readonly config: AuctionConfig,
     @Inject(CATALOG) private readonly catalog: Catalog,
+    origin: PublicOrigin,
   ) {
     this.demand = new CatalogDemand(
       catalog,
-      (creative) => `${config.AUCTION_PUBLIC_URL}/creatives/${encodeURIComponent(creative.id)}.svg`,
+      (creative) => `${origin.value}/creatives/${encodeURIComponent(creative.id)}.svg`,
     );
     this.client = new BidderClient({
       connectionsPerDsp: config.DSP_CONNECTIONS,

@@ -38,7 +38,8 @@ export function parseCreativePath(path: string): BannerSize | undefined {
 /** A banner of exactly the requested size, labelled so that a demo shows which DSP won. */
 export function renderCreativeSvg(size: BannerSize, seat: string, advertiser: string): string {
   const { w, h } = size;
-  const font = Math.max(6, Math.round(Math.min(h / 5, w / 12)));
+  // A glyph of Arial is about 0.6 em wide: the headline fits the width whatever its length.
+  const font = Math.max(6, Math.round(Math.min(h / 5, (w * 0.9) / (0.6 * Math.max(advertiser.length, 1)))));
   const small = Math.max(5, Math.round(font * 0.6));
   const text = `fill="#fff" font-family="Arial,Helvetica,sans-serif" text-anchor="middle" dominant-baseline="middle"`;
   return (

@@ -1,8 +1,8 @@
 import { Controller, Get, Header, Inject, Param, Query } from '@nestjs/common';
 import type { Catalog } from '@app/catalog';
-import type { AuctionConfig } from '../auction.config';
 import { AuctionErrorCode, AuctionException } from '../auction.exception';
-import { AUCTION_CONFIG, CATALOG } from '../auction.tokens';
+import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
+import { PublicOrigin } from '../public-origin.service';
 import { renderCreativeSvg } from './creative-image.renderer';
 import { newsletterPage } from './newsletter.page';
 
@@ -13,8 +13,9 @@ import { newsletterPage } from './newsletter.page';
 @Controller()
 export class DemoController {
   constructor(
-    @Inject(AUCTION_CONFIG) private readonly config: AuctionConfig,
     @Inject(CATALOG) private readonly catalog: Catalog,
+    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly origin: PublicOrigin,
   ) {}
 
   @Get('demo/newsletter')
@@ -23,7 +24,7 @@ export class DemoController {
   newsletter(@Query('recipient') recipient?: string): string {
     const reader =
       typeof recipient === 'string' && /^[A-Za-z0-9_-]{8,64}$/.test(recipient) ? recipient : undefined;
-    return newsletterPage(this.catalog, this.config.AUCTION_PUBLIC_URL, reader ?? 'demo-reader-0001');
+    return newsletterPage(this.catalog, this.origin.value, reader ?? 'demo-reader-0001', this.clock());
   }
 
   @Get('creatives/:file')

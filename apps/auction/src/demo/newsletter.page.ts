@@ -15,8 +15,8 @@ export function adTag(baseUrl: string, slotId: string, size: string, query: URLS
   );
 }
 
-export function newsletterPage(catalog: Catalog, baseUrl: string, recipient: string): string {
-  const today = new Date().toISOString().slice(0, 10).replace(/-/g, '');
+export function newsletterPage(catalog: Catalog, baseUrl: string, recipient: string, now: Date): string {
+  const today = now.toISOString().slice(0, 10).replace(/-/g, '');
   const sections = DEMO_SLOTS.map((slotId) => {
     const { slot, template, publisher } = catalog.slotLineage(slotId);
     if (!slot || !template || !publisher) return '';
@@ -25,7 +25,7 @@ export function newsletterPage(catalog: Catalog, baseUrl: string, recipient: str
       list: 'demo-list',
       recipient,
       email_domain: 'example.com',
-      cb: String(Date.now()),
+      cb: String(now.getTime()),
     });
     query.append('kv', 'section:news');
     return `<section data-slot="${escapeHtml(slot.id)}">
