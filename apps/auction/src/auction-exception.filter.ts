@@ -7,6 +7,7 @@ export function httpStatusOf(code: AuctionErrorCode): number {
   switch (code) {
     case AuctionErrorCode.UnknownAdSlot:
     case AuctionErrorCode.UnknownAdvertiser:
+    case AuctionErrorCode.UnknownDsp:
     case AuctionErrorCode.NotFound:
       return 404;
     case AuctionErrorCode.InvalidQuery:
@@ -21,7 +22,7 @@ export function httpStatusOf(code: AuctionErrorCode): number {
 }
 
 /** Image endpoints answer errors with the transparent pixel, so that an email shows no broken image. */
-const IMAGE_PATHS = /^\/(img|conv)\//;
+const IMAGE_PATHS = /^\/(img|conv|sync|s)(\/|$)/;
 
 /**
  * The auction app's one filter: an auction error gets its status and a body an image tag or a

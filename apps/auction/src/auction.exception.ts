@@ -2,6 +2,7 @@
 export enum AuctionErrorCode {
   UnknownAdSlot = 'unknown_ad_slot',
   UnknownAdvertiser = 'unknown_advertiser',
+  UnknownDsp = 'unknown_dsp',
   InvalidQuery = 'invalid_query',
   QueryTooLarge = 'query_too_large',
   NotFound = 'not_found',

@@ -17,6 +17,9 @@ import { ConversionService } from './serving/conversion.service';
 import { DecisionStore } from './serving/decision.store';
 import { EventPublisher } from './serving/event.publisher';
 import { ViewerResolver } from './serving/viewer.resolver';
+import { UserSyncController } from './sync/user-sync.controller';
+import { UserSyncService } from './sync/user-sync.service';
+import { UserSyncStore } from './sync/user-sync.store';
 import { TrackerDispatcher } from './tracking/tracker.dispatcher';
 
 /** What the composition root hands the auction app: its config and the adapters of its ports. */
@@ -35,7 +38,7 @@ export class AuctionModule {
     return {
       module: AuctionModule,
       imports: [ObservabilityModule.forRoot({ stateStore: () => deps.stateStore.ping() })],
-      controllers: [AdTagController, DemoController],
+      controllers: [AdTagController, UserSyncController, DemoController],
       providers: [
         { provide: AUCTION_CONFIG, useValue: deps.config },
         { provide: CATALOG, useValue: deps.catalog },
@@ -51,6 +54,8 @@ export class AuctionModule {
         DecisionStore,
         EventPublisher,
         TrackerDispatcher,
+        UserSyncService,
+        UserSyncStore,
         ViewerResolver,
       ],
       exports: [EventPublisher, TrackerDispatcher],

@@ -66,7 +66,7 @@ export class AuctionService implements OnApplicationShutdown {
     const at = ctx.publisher.auctionType ?? 2;
     const catalogDemand = this.demand.candidates(ctx.slot.size, `${ctx.slot.id}|${ctx.viewer.userKey}`);
     const rtb = options.rtb
-      ? await this.rtb.collect(ctx, this.rtb.eligibleDsps(), deadline, at)
+      ? await this.rtb.collect(ctx, this.rtb.eligibleDsps(ctx), deadline, at)
       : { candidates: [], records: [], waitMs: 0 };
     const paid = options.rtb ? [...catalogDemand.paid, ...rtb.candidates] : [];
     const outcome = decideAuction(paid, catalogDemand.fill, at, (pool) => {

@@ -65,7 +65,11 @@ function referenceProblems(doc: CatalogDocument): string[] {
   const demandOfStrategy = new Map(
     doc.strategies.map((s) => [s.id, doc.campaigns.find((c) => c.id === s.campaignId)?.demandType]),
   );
+  const syncIds = new Set<string>();
   for (const d of doc.dsps) {
+    const syncId = d.dspAdvertiserId ?? d.id;
+    check(!syncIds.has(syncId), `dsp ${d.id}: dspAdvertiserId ${syncId} already used`);
+    syncIds.add(syncId);
     check(d.seats.length > 0, `dsp ${d.id}: needs at least one seat`);
     const seatIds = new Set<string>();
     for (const seat of d.seats) {

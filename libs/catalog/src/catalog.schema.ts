@@ -243,9 +243,23 @@ export class DspRecord extends Entity {
   @IsUrl(URL_OPTIONS)
   endpoint!: string;
 
+  /** The DSP's user sync endpoint (part 4.3); absent means the DSP does not sync. */
   @IsOptional()
   @IsUrl(URL_OPTIONS)
   syncUrl?: string;
+
+  /**
+   * The DSP's advertiser id assigned by the exchange: the path of its sync callback
+   * `/s/<dspAdvertiserId>` (part 4.4). The DSP's own id when absent.
+   */
+  @IsOptional()
+  @Matches(ID_PATTERN)
+  dspAdvertiserId?: string;
+
+  /** The DSP bids only on users it has matched: others get no bid request (part 4.4, rule 4). */
+  @IsOptional()
+  @IsBoolean()
+  matchedUsersOnly?: boolean;
 
   /** Seats the DSP bids with; the first is used for a bid without `seatbid.seat`. */
   @IsArray()

@@ -35,6 +35,8 @@ export class Catalog {
   readonly strategies: ReadonlyMap<string, StrategyRecord>;
   readonly creatives: ReadonlyMap<string, CreativeRecord>;
   readonly dsps: ReadonlyMap<string, DspRecord>;
+  /** DSPs by the advertiser id of their sync callback (part 4.4). */
+  readonly dspsBySyncId: ReadonlyMap<string, DspRecord>;
   private readonly publishersByDomain: ReadonlyMap<string, PublisherRecord>;
 
   constructor(readonly document: CatalogDocument) {
@@ -50,6 +52,7 @@ export class Catalog {
     this.creatives = byId(document.creatives);
     this.dsps = byId(document.dsps);
     this.publishersByDomain = new Map(document.publishers.map((p) => [p.domain, p]));
+    this.dspsBySyncId = new Map(document.dsps.map((d) => [d.dspAdvertiserId ?? d.id, d]));
   }
 
   publisherIdsOf(accountId: string): string[] {

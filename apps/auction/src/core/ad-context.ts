@@ -10,6 +10,8 @@ export interface TagParameters {
   readonly keyValues: readonly (readonly [string, string])[];
   readonly age: string;
   readonly gender: string;
+  /** The publisher's consent flag: false (`consent=0`) turns user matching off for this request. */
+  readonly consent: boolean;
 }
 
 /** Who is looking, as far as the request tells. */
@@ -23,6 +25,8 @@ export interface Viewer {
   /** What a decision and a conversion are keyed by (`r:`, `c:` or `a:` for anonymous). */
   readonly userKey: string;
   readonly geo: { country: string; region: string; metro: string; zip: string };
+  /** Each DSP's id for this user (`user.buyeruid`), from user sync. */
+  readonly buyerUids?: ReadonlyMap<string, string>;
   readonly device: {
     device_maker: string;
     device_model: string;

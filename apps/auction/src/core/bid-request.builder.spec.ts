@@ -22,6 +22,7 @@ function contextFor(slotId: string, overrides: Partial<AdContext['viewer']> = {}
       keyValues: [],
       age: '',
       gender: '',
+      consent: true,
     },
     viewer: {
       ip: '8.8.8.8',

@@ -38,7 +38,6 @@ export interface RtbResult {
 
 export interface RtbOptions {
   readonly tmaxMs: number;
-  readonly buyerUid?: (dsp: DspRecord, ctx: AdContext) => string | undefined;
 }
 
 /** Answers that carry no bid, from the client's outcome. */
@@ -61,8 +60,11 @@ export class RtbDemand {
     private readonly options: RtbOptions,
   ) {}
 
-  eligibleDsps(): DspRecord[] {
-    return this.catalog.document.dsps.filter((dsp) => !dsp.paused);
+  /** The DSPs to ask: not paused, and, for those that want matched users only, matched with this one. */
+  eligibleDsps(ctx: AdContext): DspRecord[] {
+    return this.catalog.document.dsps.filter(
+      (dsp) => !dsp.paused && (!dsp.matchedUsersOnly || ctx.viewer.buyerUids?.has(dsp.id) === true),
+    );
   }
 
   async collect(
@@ -78,7 +80,7 @@ export class RtbDemand {
         const request = buildBidRequest(ctx, dsp, {
           at,
           tmaxMs: this.options.tmaxMs,
-          buyerUid: this.options.buyerUid?.(dsp, ctx),
+          buyerUid: ctx.viewer.buyerUids?.get(dsp.id),
         });
         requests.set(dsp.id, request);
         const budget = Math.min(dsp.timeoutMs ?? this.options.tmaxMs, deadline - performance.now());

@@ -10,6 +10,7 @@ import type { AdContext, Viewer } from '../core/ad-context';
 import type { AdDecision } from '../core/ad-decision';
 import { decisionEvent } from '../core/auction-events';
 import { viewerDimensions } from '../core/event-dimensions';
+import { UserSyncService, type SyncUser } from '../sync/user-sync.service';
 import { TrackerDispatcher } from '../tracking/tracker.dispatcher';
 import { DecisionStore } from './decision.store';
 import { EventPublisher } from './event.publisher';
@@ -42,6 +43,7 @@ export class AdServingService {
     private readonly viewers: ViewerResolver,
     private readonly events: EventPublisher,
     private readonly trackers: TrackerDispatcher,
+    private readonly sync: UserSyncService,
   ) {}
 
   async image(slotId: string, req: Request): Promise<AdAnswer> {
@@ -99,7 +101,11 @@ export class AdServingService {
     const rawLength = queryAt < 0 ? 0 : req.originalUrl.length - queryAt - 1;
     const parsed = parseTagQuery(req.query as TagQuery, rawLength);
     for (const problem of parsed.problems) adRequests.inc({ endpoint: 'tag', result: problem });
-    const { viewer, setCookie, userKeys } = this.viewers.resolve(req, parsed.tag);
+    const { viewer, setCookie, userKeys, knownCookie, recipientUserId } = this.viewers.resolve(
+      req,
+      parsed.tag,
+    );
+    const syncUser: SyncUser = { exchangeUuid: knownCookie, recipientUserId, consent: parsed.tag.consent };
     const ctx: AdContext = {
       auctionId: randomUUID(),
       now: this.clock(),
@@ -110,7 +116,7 @@ export class AdServingService {
       viewer,
     };
     const key = decisionKey(slot.id, parsed.tag.placementId, viewer);
-    return { ctx, key, setCookie, userKeys, degraded: parsed.oversized };
+    return { ctx, key, setCookie, userKeys, syncUser, degraded: parsed.oversized };
   }
 
   /** The kept decision of the request's key, or a new auction's, kept unless another won the race. */
@@ -118,8 +124,13 @@ export class AdServingService {
     request: ReturnType<AdServingService['read']>,
   ): Promise<{ decision: AdDecision; dspWaitMs: number }> {
     const existing = await this.decisions.get(request.key);
-    if (existing) return { decision: existing, dspWaitMs: 0 };
-    const result = await this.auctions.decide(request.ctx, { rtb: !request.degraded });
+    if (existing) {
+      await this.sync.bind(request.syncUser);
+      return { decision: existing, dspWaitMs: 0 };
+    }
+    const buyerUids = await this.sync.buyerUids(request.syncUser);
+    const ctx = { ...request.ctx, viewer: { ...request.ctx.viewer, buyerUids } };
+    const result = await this.auctions.decide(ctx, { rtb: !request.degraded });
     const { decision, kept } = await this.decisions.keep(request.key, result.decision);
     if (kept) {
       this.events.publish(result.events);

@@ -36,11 +36,12 @@ const EMPTY_TAG: TagParameters = {
   keyValues: [],
   age: '',
   gender: '',
+  consent: false,
 };
 
 /**
  * Reads the ad tag's query (`placement`, `list`, `recipient`, `email_domain`, repeatable `kv`,
- * `age`, `gender`; `cb` is a cache buster and ignored). A bad value is dropped and named in
+ * `age`, `gender`, `consent`; `cb` is a cache buster and ignored). A bad value is dropped and named in
  * `problems`, never a failure: the email still gets an ad.
  */
 export function parseTagQuery(query: TagQuery, rawQueryLength: number): ParsedTag {
@@ -70,6 +71,7 @@ export function parseTagQuery(query: TagQuery, rawQueryLength: number): ParsedTa
   const emailDomain = single('email_domain').toLowerCase();
   const age = single('age');
   const gender = single('gender').toLowerCase();
+  const consent = single('consent');
   return {
     tag: {
       placementId: id('placement'),
@@ -79,6 +81,7 @@ export function parseTagQuery(query: TagQuery, rawQueryLength: number): ParsedTa
       keyValues: keyValuesOf(query.kv, problems),
       age: checked('age', age, (AGE_RANGES as readonly string[]).includes(age)),
       gender: checked('gender', gender, (GENDERS as readonly string[]).includes(gender)),
+      consent: checked('consent', consent, consent === '0' || consent === '1') !== '0',
     },
     problems,
     oversized: false,

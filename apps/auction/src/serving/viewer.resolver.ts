@@ -16,6 +16,10 @@ export interface ResolvedViewer {
   readonly setCookie?: string;
   /** The user keys a conversion can be attributed through: the recipient's and the cookie's. */
   readonly userKeys: readonly string[];
+  /** Our user id from a valid cookie the request carried (never a freshly minted one). */
+  readonly knownCookie?: string;
+  /** Our id for the tag's recipient hash, when there is one. */
+  readonly recipientUserId?: string;
 }
 
 /**
@@ -61,6 +65,8 @@ export class ViewerResolver {
       },
       setCookie: knownCookie ? undefined : userCookie(cookieId, secure),
       userKeys,
+      knownCookie,
+      recipientUserId: recipientId,
     };
   }
 
