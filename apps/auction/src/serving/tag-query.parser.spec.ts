@@ -29,6 +29,7 @@ describe('parseTagQuery', () => {
       ],
       age: '25-34',
       gender: 'female',
+      consent: true,
     });
   });
 
@@ -43,10 +44,17 @@ describe('parseTagQuery', () => {
     ['kv', { kv: 'no-colon' }, 'kv:invalid'],
     ['kv', { kv: '<script>:x' }, 'kv:invalid'],
     ['kv', { kv: 'key:\u0000' }, 'kv:invalid'],
+    ['consent', { consent: 'yes' }, 'consent:invalid'],
   ])('drops a bad %s and names it', (_name, query, problem) => {
     const parsed = parseTagQuery(query, 50);
     expect(parsed.problems).toContain(problem);
     expect(parsed.oversized).toBe(false);
+  });
+
+  it('turns matching off only on consent=0, and keeps it on when the tag says nothing', () => {
+    expect(parseTagQuery({ consent: '0' }, 10).tag.consent).toBe(false);
+    expect(parseTagQuery({ consent: '1' }, 10).tag.consent).toBe(true);
+    expect(parseTagQuery({}, 0).tag.consent).toBe(true);
   });
 
   it('keeps at most the limit of key-values', () => {
