@@ -51,10 +51,11 @@ describe('parseTagQuery', () => {
     expect(parsed.oversized).toBe(false);
   });
 
-  it('turns matching off only on consent=0, and keeps it on when the tag says nothing', () => {
+  it('turns matching off on consent=0 or an unreadable flag, and keeps it on when the tag says nothing', () => {
     expect(parseTagQuery({ consent: '0' }, 10).tag.consent).toBe(false);
     expect(parseTagQuery({ consent: '1' }, 10).tag.consent).toBe(true);
     expect(parseTagQuery({}, 0).tag.consent).toBe(true);
+    expect(parseTagQuery({ consent: 'yes' }, 10).tag.consent).toBe(false);
   });
 
   it('keeps at most the limit of key-values', () => {

@@ -81,7 +81,8 @@ export function parseTagQuery(query: TagQuery, rawQueryLength: number): ParsedTa
       keyValues: keyValuesOf(query.kv, problems),
       age: checked('age', age, (AGE_RANGES as readonly string[]).includes(age)),
       gender: checked('gender', gender, (GENDERS as readonly string[]).includes(gender)),
-      consent: checked('consent', consent, consent === '0' || consent === '1') !== '0',
+      // Matching is on unless the tag says otherwise; a flag we cannot read turns it off.
+      consent: consent === '' || checked('consent', consent, consent === '0' || consent === '1') === '1',
     },
     problems,
     oversized: false,
