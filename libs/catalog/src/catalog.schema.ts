@@ -143,6 +143,14 @@ export class AdSlotRecord extends Entity {
   @Min(0)
   floorCpmMicros!: number;
 
+  /**
+   * `native` slots ask DSPs for Native 1.1 ads (flattened into one image of the slot's size);
+   * `banner` (the default) for banners.
+   */
+  @IsOptional()
+  @IsIn(['banner', 'native'])
+  format?: 'banner' | 'native';
+
   /** OpenRTB ad position (`banner.pos`): 1 above the fold, 3 below, 0 unknown. */
   @IsOptional()
   @IsInt()
@@ -255,6 +263,14 @@ export class DspRecord extends Entity {
   @IsOptional()
   @Matches(ID_PATTERN)
   dspAdvertiserId?: string;
+
+  /**
+   * How the native request goes into `imp.native.request`: the JSON object itself, as the
+   * specification says (the default), or a JSON string, as OpenRTB 2.5 and most bidders expect.
+   */
+  @IsOptional()
+  @IsIn(['object', 'string'])
+  nativeRequestForm?: 'object' | 'string';
 
   /** The DSP bids only on users it has matched: others get no bid request (part 4.4, rule 4). */
   @IsOptional()
