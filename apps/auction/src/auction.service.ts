@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Catalog } from '@app/catalog';
-import type { AdEvent } from '@app/events';
+import { fnv1a32, type AdEvent } from '@app/events';
 import { auctionDuration, bidOutcomes } from '@app/observability';
 import { extractMarkup, substituteMacros } from '@app/openrtb';
 import type { AuctionConfig } from './auction.config';
@@ -10,7 +10,7 @@ import { impressionMoney, type AdDecision } from './core/ad-decision';
 import { baseEvent, bidEvent, decisionEvent } from './core/auction-events';
 import { decideAuction, type AuctionOutcome } from './core/auction';
 import type { Candidate } from './core/candidate';
-import { CatalogDemand, stableHash } from './core/catalog-demand';
+import { CatalogDemand } from './core/catalog-demand';
 import { PublicOrigin } from './public-origin.service';
 import { dimensionsOf } from './core/event-dimensions';
 import { BidderClient } from './rtb/bidder.client';
@@ -70,7 +70,7 @@ export class AuctionService implements OnApplicationShutdown {
       : { candidates: [], records: [], waitMs: 0 };
     const paid = options.rtb ? [...catalogDemand.paid, ...rtb.candidates] : [];
     const outcome = decideAuction(paid, catalogDemand.fill, at, (pool) => {
-      return pool[stableHash(`${ctx.slot.id}|${ctx.viewer.userKey}`) % pool.length];
+      return pool[fnv1a32(`${ctx.slot.id}|${ctx.viewer.userKey}`) % pool.length];
     });
     auctionDuration.observe((performance.now() - started) / 1000);
     return { ...this.settle(ctx, outcome, rtb.records), dspWaitMs: rtb.waitMs };

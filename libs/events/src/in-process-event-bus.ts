@@ -6,6 +6,7 @@ import type {
   OutgoingMessage,
   Subscription,
 } from './event-bus.port';
+import { fnv1a32 } from './fnv1a';
 
 export interface InProcessBusOptions {
   partitions: number;
@@ -27,12 +28,7 @@ const DEFAULTS: InProcessBusOptions = {
 
 /** FNV-1a, so that a key always lands on the same partition, as Kafka's partitioner does. */
 export function partitionOf(key: string, partitions: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i += 1) {
-    hash ^= key.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % partitions;
+  return fnv1a32(key) % partitions;
 }
 
 class PartitionQueue {

@@ -2,3 +2,4 @@ export * from './event.schema';
 export * from './event-bus.port';
 export * from './in-process-event-bus';
 export * from './kafka-event-bus';
+export * from './fnv1a';

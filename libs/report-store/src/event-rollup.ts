@@ -1,4 +1,4 @@
-import type { AdEvent } from '@app/events';
+import { fnv1a32, type AdEvent } from '@app/events';
 import { emptyMeasures, type Measures } from '@app/report-model';
 
 /** The catalog dimensions of the exact daily cube, in key order (DESIGN.md, "Report store"). */
@@ -74,12 +74,7 @@ export function measuresOf(event: AdEvent, weight = 1): Measures {
  */
 export function sampleWeight(event: AdEvent, denominator: number): number {
   if (event.type !== 'impression' || denominator <= 1) return 1;
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < event.event_id.length; i += 1) {
-    hash ^= event.event_id.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % denominator === 0 ? denominator : 0;
+  return fnv1a32(event.event_id) % denominator === 0 ? denominator : 0;
 }
 
 export function utcDayOf(ts: string): string {

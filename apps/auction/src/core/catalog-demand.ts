@@ -1,4 +1,5 @@
 import type { Catalog, CreativeRecord, DemandType, StrategyRecord } from '@app/catalog';
+import { fnv1a32 } from '@app/events';
 import type { Candidate } from './candidate';
 
 interface StrategyDemand {
@@ -6,16 +7,6 @@ interface StrategyDemand {
   readonly demandType: DemandType;
   readonly advertiserDomain: string;
   readonly creatives: readonly CreativeRecord[];
-}
-
-/** FNV-1a of a string: a cheap, stable spread for rotating creatives per viewer. */
-export function stableHash(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i += 1) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
 }
 
 /**
@@ -63,7 +54,7 @@ export class CatalogDemand {
   candidates(size: string, viewerKey: string): { paid: Candidate[]; fill: Candidate[] } {
     const paid: Candidate[] = [];
     const fill: Candidate[] = [];
-    const spread = stableHash(viewerKey);
+    const spread = fnv1a32(viewerKey);
     for (const demand of this.bySize.get(size) ?? []) {
       const creative = demand.creatives[spread % demand.creatives.length];
       const candidate: Candidate = {
