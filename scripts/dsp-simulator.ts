@@ -7,13 +7,16 @@ import {
 
 /**
  * `node dist/scripts/dsp-simulator.js --port 9101 --latency 10-80 --bid-rate 0.8 --price 0.5-3
- * --seat alpha-seat-1 [--faults late=0.05,invalid_json=0.02]`: one simulated DSP, until SIGINT or SIGTERM.
+ * --seat alpha-seat-1 [--faults late=0.05,invalid_json=0.02] [--native mixed] [--sync-match-rate 0.9]
+ * [--matched-only]`: one simulated DSP, until SIGINT or SIGTERM.
  */
 async function main(): Promise<void> {
   const options = optionsOf(process.argv.slice(2));
   const simulator = await DspSimulator.start(options);
   const seat = options.seat === undefined ? '' : ` ${options.seat}`;
-  console.log(`DSP simulator${seat} listening on ${simulator.url}, bids at ${simulator.bidUrl}`);
+  console.log(
+    `DSP simulator${seat} listening on ${simulator.url}, bids at ${simulator.bidUrl}, syncs at ${simulator.syncUrl}`,
+  );
   const stop = (): void => {
     // Once closed, nothing is left to keep the process alive: it exits by itself.
     simulator.close().catch((error: unknown) => {

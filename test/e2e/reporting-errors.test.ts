@@ -86,7 +86,7 @@ for (const mode of modes()) {
         [
           'wrong hash',
           () => ({ id: 'demo-pub', seed: seedNow(), hash: sha1Hex('wrong-token1'), ...VALID }),
-          ReportCode.AuthenticationFailed,
+          ReportCode.InvalidHash,
         ],
         [
           'token and seed hashed in the wrong order',
@@ -94,7 +94,7 @@ for (const mode of modes()) {
             const seed = seedNow();
             return { id: 'demo-pub', seed, hash: sha1Hex(`${seed}demo-pub-token`), ...VALID };
           },
-          ReportCode.AuthenticationFailed,
+          ReportCode.InvalidHash,
         ],
       ];
       for (const [name, body, code] of cases) {

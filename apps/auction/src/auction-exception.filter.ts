@@ -22,7 +22,7 @@ export function httpStatusOf(code: AuctionErrorCode): number {
 }
 
 /** Image endpoints answer errors with the transparent pixel, so that an email shows no broken image. */
-const IMAGE_PATHS = /^\/(img|conv|sync|s)(\/|$)/;
+const IMAGE_PATHS = /^\/(img|conv|sync|s|native)(\/|$)/;
 
 /**
  * The auction app's one filter: an auction error gets its status and a body an image tag or a

@@ -1,4 +1,4 @@
-import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { BaseSettings, Secret } from '@app/config';
 
 /** The auction app's configuration, read from the environment (see the README). */
@@ -61,6 +61,19 @@ export class AuctionConfig extends BaseSettings {
   @Min(1024)
   @Max(16 * 1024 * 1024)
   BID_RESPONSE_MAX_BYTES = 256 * 1024;
+
+  /**
+   * 1 lets native ad images be fetched from private and loopback addresses (local runs, tests);
+   * 0 (the default) refuses them, so that a DSP cannot make the exchange fetch inside its network.
+   */
+  @IsIn([0, 1])
+  NATIVE_IMAGE_ALLOW_PRIVATE: 0 | 1 = 0;
+
+  /** Budget of fetching a native ad's main image to flatten it, ms. */
+  @IsInt()
+  @Min(100)
+  @Max(10_000)
+  NATIVE_IMAGE_TIMEOUT_MS = 1500;
 
   /** Connections kept open to each DSP (undici keep-alive pool). */
   @IsInt()

@@ -16,6 +16,8 @@ import { AdServingService } from './serving/ad-serving.service';
 import { ConversionService } from './serving/conversion.service';
 import { DecisionStore } from './serving/decision.store';
 import { EventPublisher } from './serving/event.publisher';
+import { NativeCreativeService } from './serving/native-creative.service';
+import { NativeImageController } from './serving/native-image.controller';
 import { ViewerResolver } from './serving/viewer.resolver';
 import { UserSyncController } from './sync/user-sync.controller';
 import { UserSyncService } from './sync/user-sync.service';
@@ -38,7 +40,7 @@ export class AuctionModule {
     return {
       module: AuctionModule,
       imports: [ObservabilityModule.forRoot({ stateStore: () => deps.stateStore.ping() })],
-      controllers: [AdTagController, UserSyncController, DemoController],
+      controllers: [AdTagController, UserSyncController, NativeImageController, DemoController],
       providers: [
         { provide: AUCTION_CONFIG, useValue: deps.config },
         { provide: CATALOG, useValue: deps.catalog },
@@ -53,6 +55,7 @@ export class AuctionModule {
         ConversionService,
         DecisionStore,
         EventPublisher,
+        NativeCreativeService,
         TrackerDispatcher,
         UserSyncService,
         UserSyncStore,

@@ -2,19 +2,28 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Catalog } from '@app/catalog';
 import { fnv1a32, type AdEvent } from '@app/events';
 import { auctionDuration, bidOutcomes } from '@app/observability';
-import { extractMarkup, substituteMacros } from '@app/openrtb';
+import { BidRejectionReason, extractMarkup, substituteMacros, validateNativeMarkup } from '@app/openrtb';
 import type { AuctionConfig } from './auction.config';
 import { AUCTION_CONFIG, CATALOG } from './auction.tokens';
 import type { AdContext } from './core/ad-context';
 import { impressionMoney, type AdDecision } from './core/ad-decision';
 import { baseEvent, bidEvent, decisionEvent } from './core/auction-events';
-import { decideAuction, type AuctionOutcome } from './core/auction';
+import { decideAuction, NoFillReason, type AuctionOutcome } from './core/auction';
 import type { Candidate } from './core/candidate';
 import { CatalogDemand } from './core/catalog-demand';
 import { PublicOrigin } from './public-origin.service';
+import { NativeCreativeService } from './serving/native-creative.service';
 import { dimensionsOf } from './core/event-dimensions';
 import { BidderClient } from './rtb/bidder.client';
 import { RtbDemand, type BidRecord } from './rtb/rtb-demand';
+
+/** What the winner shows and where it leads. */
+interface Creative {
+  readonly imageUrl: string;
+  readonly clickUrl: string;
+  readonly impressionTrackers: readonly string[];
+  readonly clickTrackers: readonly string[];
+}
 
 export interface AuctionResult {
   readonly decision: AdDecision;
@@ -40,6 +49,7 @@ export class AuctionService implements OnApplicationShutdown {
     @Inject(AUCTION_CONFIG) private readonly config: AuctionConfig,
     @Inject(CATALOG) private readonly catalog: Catalog,
     origin: PublicOrigin,
+    private readonly natives: NativeCreativeService,
   ) {
     this.demand = new CatalogDemand(
       catalog,
@@ -58,7 +68,8 @@ export class AuctionService implements OnApplicationShutdown {
 
   /**
    * Runs the auction of one ad request. `rtb: false` (a request we could not read in full) leaves
-   * the slot to house and fallback ads.
+   * the slot to house and fallback ads. A winner whose creative cannot be made (a native image
+   * that does not load) is rejected with its reason, and the auction is decided again without it.
    */
   async decide(ctx: AdContext, options: { rtb: boolean } = { rtb: true }): Promise<AuctionResult> {
     const started = performance.now();
@@ -68,38 +79,57 @@ export class AuctionService implements OnApplicationShutdown {
     const rtb = options.rtb
       ? await this.rtb.collect(ctx, this.rtb.eligibleDsps(ctx), deadline, at)
       : { candidates: [], records: [], waitMs: 0 };
-    const paid = options.rtb ? [...catalogDemand.paid, ...rtb.candidates] : [];
-    const outcome = decideAuction(paid, catalogDemand.fill, at, (pool) => {
-      return pool[fnv1a32(`${ctx.slot.id}|${ctx.viewer.userKey}`) % pool.length];
-    });
+    let paid = options.rtb ? [...catalogDemand.paid, ...rtb.candidates] : [];
+    const pick = (pool: readonly Candidate[]) =>
+      pool[fnv1a32(`${ctx.slot.id}|${ctx.viewer.userKey}`) % pool.length];
+    for (;;) {
+      const outcome = decideAuction(paid, catalogDemand.fill, at, pick);
+      if (!outcome.filled) return this.finish(ctx, outcome, undefined, rtb, started);
+      const creative = await this.creativeOf(ctx, outcome.winner, outcome.clearingMicros);
+      if (typeof creative !== 'string') return this.finish(ctx, outcome, creative, rtb, started);
+      // A house or fallback ad without an image leaves the slot empty rather than loop.
+      if (!paid.includes(outcome.winner)) {
+        return this.finish(ctx, { filled: false, reason: NoFillReason.NoDemand }, undefined, rtb, started);
+      }
+      const record = rtb.records.find((r) => r.candidate === outcome.winner);
+      if (record) Object.assign(record, { status: 'rejected', reason: creative });
+      paid = paid.filter((c) => c !== outcome.winner);
+    }
+  }
+
+  private finish(
+    ctx: AdContext,
+    outcome: AuctionOutcome,
+    creative: Creative | undefined,
+    rtb: { records: readonly BidRecord[]; waitMs: number },
+    started: number,
+  ): AuctionResult {
     auctionDuration.observe((performance.now() - started) / 1000);
-    return { ...this.settle(ctx, outcome, rtb.records), dspWaitMs: rtb.waitMs };
+    return { ...this.settle(ctx, outcome, creative, rtb.records), dspWaitMs: rtb.waitMs };
   }
 
   private settle(
     ctx: AdContext,
     outcome: AuctionOutcome,
+    creative: Creative | undefined,
     records: readonly BidRecord[],
   ): Omit<AuctionResult, 'dspWaitMs'> {
-    const winner = outcome.filled ? outcome.winner : undefined;
-    const clearingMicros = outcome.filled ? outcome.clearingMicros : 0;
+    const winner = outcome.filled && creative ? outcome.winner : undefined;
+    const clearingMicros = winner && outcome.filled ? outcome.clearingMicros : 0;
     for (const record of records) if (winner && record.candidate === winner) record.status = 'won';
-    const dimensions = dimensionsOf(ctx, this.catalog, winner);
-    const creative = winner && this.creativeOf(ctx, winner, clearingMicros);
-    const filled = creative !== undefined;
-    const money = filled
+    const money = winner
       ? impressionMoney(clearingMicros, ctx.publisher.exchangeShare)
       : impressionMoney(0, 0);
     const decision: AdDecision = {
       auctionId: ctx.auctionId,
       decidedAt: ctx.now.toISOString(),
       userId: ctx.viewer.userId,
-      filled,
+      filled: winner !== undefined,
       imageUrl: creative?.imageUrl,
       clickUrl: creative?.clickUrl,
-      impressionTrackers: creative?.trackers ?? [],
-      clickTrackers: [],
-      dimensions: filled ? dimensions : dimensionsOf(ctx, this.catalog),
+      impressionTrackers: creative?.impressionTrackers ?? [],
+      clickTrackers: creative?.clickTrackers ?? [],
+      dimensions: dimensionsOf(ctx, this.catalog, winner),
       dspId: winner?.rtb?.dspId,
       dealId: winner?.rtb?.dealId,
       clearingMicros,
@@ -119,7 +149,7 @@ export class AuctionService implements OnApplicationShutdown {
       const dims = record.candidate ? dimensionsOf(ctx, this.catalog, record.candidate) : slotDimensions;
       events.push(bidEvent(ctx.auctionId, ctx.viewer.userId, ctx.now, dims, record));
     }
-    if (filled) events.push(decisionEvent('win', ctx.now, decision));
+    if (winner) events.push(decisionEvent('win', ctx.now, decision));
     const nurl = winner?.rtb?.nurl;
     return {
       decision,
@@ -128,23 +158,45 @@ export class AuctionService implements OnApplicationShutdown {
     };
   }
 
-  /** The winner's image, landing page and trackers; an RTB winner's come from its markup. */
-  private creativeOf(
+  /**
+   * The winner's image, landing page and trackers, macros filled in with the clearing price: a
+   * catalog creative's from the catalog, a banner's from its markup, a native ad's from its
+   * validated assets (flattened into one image). A string is why it cannot be served.
+   */
+  private async creativeOf(
     ctx: AdContext,
     winner: Candidate,
     clearingMicros: number,
-  ): { imageUrl: string; clickUrl: string; trackers: string[] } | undefined {
-    if (!winner.rtb) {
+  ): Promise<Creative | string> {
+    const rtb = winner.rtb;
+    if (!rtb) {
       return winner.imageUrl && winner.clickUrl
-        ? { imageUrl: winner.imageUrl, clickUrl: winner.clickUrl, trackers: [] }
-        : undefined;
+        ? { imageUrl: winner.imageUrl, clickUrl: winner.clickUrl, impressionTrackers: [], clickTrackers: [] }
+        : NoFillReason.NoDemand;
     }
-    const markup = extractMarkup(
-      substituteMacros(winner.rtb.adm, this.macroValues(ctx, winner, clearingMicros)),
-    );
+    const macros = this.macroValues(ctx, winner, clearingMicros);
+    if (rtb.nativeRequest) {
+      const native = validateNativeMarkup(rtb.adm, rtb.nativeRequest, macros);
+      if (!native.ok) return native.reason;
+      const [w, h] = ctx.slot.size.split('x').map(Number);
+      const image = await this.natives.imageOf(rtb.dspId, rtb.crid, native.ad, { w, h });
+      if (!image.ok) return image.reason;
+      return {
+        imageUrl: image.url,
+        clickUrl: native.ad.link.url,
+        impressionTrackers: native.ad.imptrackers,
+        clickTrackers: native.ad.link.clicktrackers,
+      };
+    }
+    const markup = extractMarkup(substituteMacros(rtb.adm, macros));
     return markup.ok
-      ? { imageUrl: markup.imageUrl, clickUrl: markup.clickUrl, trackers: markup.trackers }
-      : undefined;
+      ? {
+          imageUrl: markup.imageUrl,
+          clickUrl: markup.clickUrl,
+          impressionTrackers: markup.trackers,
+          clickTrackers: [],
+        }
+      : BidRejectionReason.InvalidMarkup;
   }
 
   private macroValues(ctx: AdContext, winner: Candidate, clearingMicros: number) {

@@ -1,6 +1,6 @@
 import { All, Controller, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { Readable } from 'node:stream';
+import { Readable, pipeline } from 'node:stream';
 import { ReportCode } from '@app/report-model';
 import { reportDuration, reportRequests } from '@app/observability';
 import { ReportRendererService, layoutFor } from './render/report-renderer.service';
@@ -10,6 +10,7 @@ import { REQUEST_FORMAT_LOCAL } from './reporting-exception.filter';
 import { CLOCK, REPORTING_CONFIG, type Clock } from './reporting.tokens';
 import type { ReportingConfig } from './reporting.config';
 import { readBody } from './request/body-reader';
+import { removedColumnsHeader } from './request/header-value';
 import { negotiateResponseFormat } from './request/media-type';
 import { RequestDecoderService } from './request/request-decoder.service';
 
@@ -40,11 +41,12 @@ export class ReportApiController {
       'X-Report-Exactness': outcome.plan.tier,
     });
     if (outcome.plan.removedColumns.length > 0)
-      res.set('X-Report-Removed', outcome.plan.removedColumns.join(','));
+      res.set('X-Report-Removed', removedColumnsHeader(outcome.plan.removedColumns));
     if (format === 'xlsx') res.set('Content-Disposition', 'attachment; filename="report.xlsx"');
     reportRequests.inc({ code: String(outcome.code) });
     stopTimer();
-    if (rendered.body instanceof Readable) rendered.body.pipe(res);
+    // A failure mid-stream (logged by the renderer) destroys the response: the client sees a cut-off body.
+    if (rendered.body instanceof Readable) pipeline(rendered.body, res, () => undefined);
     else res.send(rendered.body);
   }
 

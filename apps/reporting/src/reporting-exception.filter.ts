@@ -65,12 +65,18 @@ export class ReportingExceptionFilter implements ExceptionFilter {
 
   constructor(private readonly renderer: ReportRendererService) {}
 
+  /** Through pino-http's request logger when there is one: the line names the app and the request. */
+  private logError(req: Request, exception: unknown, message: string): void {
+    if (req.log) req.log.error({ err: exception, context: 'Reporting' }, message);
+    else this.logger.error(message, exception instanceof Error ? exception.stack : String(exception));
+  }
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
     if (res.headersSent) {
-      this.logger.error(`failure after the response started: ${(exception as Error)?.message}`);
+      this.logError(req, exception, 'failure after the response started');
       res.destroy();
       return;
     }
@@ -88,9 +94,7 @@ export class ReportingExceptionFilter implements ExceptionFilter {
       code = status === 404 ? ReportCode.InvalidFunction : ReportCode.InvalidInput;
       message = exception.message;
     } else {
-      this.logger.error(
-        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
-      );
+      this.logError(req, exception, 'unexpected failure, answered with code 53');
       code = ReportCode.InternalError;
       message = REPORT_CODE_MESSAGES[ReportCode.InternalError];
       status = 500;

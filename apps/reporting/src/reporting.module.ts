@@ -5,6 +5,8 @@ import { ObservabilityModule } from '@app/observability';
 import { REPORT_STORE, type ReportStore } from '@app/report-store';
 import { STATE_STORE, type StateStore } from '@app/state-store';
 import { AuthenticationService } from './auth/authentication.service';
+import { ReportBuilderModule } from './builder';
+import { OpenApiModule } from './openapi';
 import { RateLimiterService } from './auth/rate-limiter.service';
 import { ReportRendererService } from './render/report-renderer.service';
 import { ReportService } from './report/report.service';
@@ -33,6 +35,8 @@ export class ReportingModule {
           reportStore: () => deps.reportStore.ping(),
           stateStore: () => deps.stateStore.ping(),
         }),
+        ReportBuilderModule.forRoot(deps),
+        OpenApiModule.forRoot(deps),
       ],
       controllers: [ReportApiController],
       providers: [

@@ -1,5 +1,21 @@
 import { creativePath, isCreativeSide, type BannerSize } from './creative.renderer';
-import { drawUniform, type DspSettings, type UniformRange } from './dsp-simulator.settings';
+import {
+  chance,
+  drawUniform,
+  type DspSettings,
+  type NativeFault,
+  type UniformRange,
+} from './dsp-simulator.settings';
+import {
+  answerableKind,
+  isAnswerable,
+  nativeCreative,
+  nativeMarkup,
+  readNativeSlot,
+  type NativeKind,
+  type NativeSlot,
+} from './native-response.builder';
+import { faultyKind, faultyNativeMarkup, nativeFaultApplies } from './native.faults';
 
 /**
  * The parts of an OpenRTB 2.5 bid request the simulator reads. Only `id` and `imp[].id` are
@@ -10,12 +26,27 @@ export interface OpenRtbBidRequest {
   readonly imp: readonly OpenRtbImp[];
   readonly badv?: unknown;
   readonly bcat?: unknown;
+  readonly user?: unknown;
 }
 
 export interface OpenRtbImp {
   readonly id: string;
   readonly banner?: unknown;
+  readonly native?: unknown;
   readonly pmp?: unknown;
+}
+
+/** An imp as the simulator reads it, once per request: its banner size and its native request, if usable. */
+export interface ImpOffer {
+  readonly imp: OpenRtbImp;
+  readonly banner: BannerSize | undefined;
+  readonly native: NativeSlot | undefined;
+}
+
+/** A native fault to apply, and how many answers it corrupted before. */
+export interface NativeFaultDraw {
+  readonly fault: NativeFault;
+  readonly occurrence: number;
 }
 
 export interface OpenRtbBid {
@@ -43,6 +74,13 @@ export interface BidContext {
   /** Base of the creative, landing, tracker and win notice URLs in the bids. */
   readonly baseUrl: string;
   readonly nextBidId: () => string;
+  /** The kind the next native bid prefers: the setting's, alternating under `mixed`. */
+  readonly nextNativeKind: () => NativeKind;
+}
+
+interface Creative {
+  readonly crid: string;
+  readonly adm: string;
 }
 
 /** The size fault answers bid with on an imp without a usable banner, so that every imp gets a bid. */
@@ -54,34 +92,74 @@ export function isBidRequest(body: unknown): body is OpenRtbBidRequest {
   return Array.isArray(imp) && imp.length > 0 && imp.every((i) => isRecord(i) && typeof i.id === 'string');
 }
 
-/** The bids of a well-behaved DSP: banner imps only, honouring badv, bcat, private auctions and deals. */
-export function chooseBids(request: OpenRtbBidRequest, context: BidContext): OpenRtbBid[] {
+/** Each imp's banner size and native request, read once for the draw of a fault and the bids. */
+export function readImps(request: OpenRtbBidRequest): ImpOffer[] {
+  return request.imp.map((imp) => ({
+    imp,
+    banner: bannerSize(imp),
+    native: imp.native === undefined ? undefined : readNativeSlot(imp.native),
+  }));
+}
+
+/**
+ * The bids of a well-behaved DSP, honouring badv, bcat, private auctions and deals: a native ad on
+ * an imp whose native request it can fill, else a banner on an imp with a usable banner size.
+ */
+export function chooseBids(
+  offers: readonly ImpOffer[],
+  request: OpenRtbBidRequest,
+  context: BidContext,
+): OpenRtbBid[] {
   const { settings } = context;
   const bids: OpenRtbBid[] = [];
   if (isBlocked(request, settings)) return bids;
-  for (const imp of request.imp) {
-    const size = bannerSize(imp);
-    if (!size) continue;
+  for (const { imp, banner, native } of offers) {
+    const slot = native && isAnswerable(native) ? native : undefined;
+    if (!slot && !banner) continue;
     const pmp = isRecord(imp.pmp) ? imp.pmp : undefined;
     const deal = settings.deals && pmp ? eligibleDeal(pmp, settings.seat) : undefined;
     if (!deal && pmp?.private_auction === 1) continue;
     if (!chance(settings.bidRate, settings.random)) continue;
     const price = drawPrice(settings.priceCpm, settings.random);
+    const creative = slot
+      ? soundNative(context, slot, answerableKind(slot, context.nextNativeKind()) ?? 'real')
+      : bannerCreative(context, banner ?? FALLBACK_SIZE);
     bids.push(
       deal
-        ? makeBid(context, imp.id, size, Math.max(price, centsAtLeast(deal.floor)), deal.id)
-        : makeBid(context, imp.id, size, price),
+        ? makeBid(context, imp.id, creative, Math.max(price, centsAtLeast(deal.floor)), deal.id)
+        : makeBid(context, imp.id, creative, price),
     );
   }
   return bids;
 }
 
-/** One open-market bid per imp, whatever the filters say: the well-formed base that faults corrupt. */
-export function bidOnEveryImp(request: OpenRtbBidRequest, context: BidContext): OpenRtbBid[] {
+/**
+ * One open-market bid per imp, whatever the filters say: the well-formed base that faults corrupt.
+ * With a native fault, the native bids that can carry it carry it; the other bids stay sound.
+ */
+export function bidOnEveryImp(
+  offers: readonly ImpOffer[],
+  context: BidContext,
+  nativeFault?: NativeFaultDraw,
+): OpenRtbBid[] {
   const { priceCpm, random } = context.settings;
-  return request.imp.map((imp) =>
-    makeBid(context, imp.id, bannerSize(imp) ?? FALLBACK_SIZE, drawPrice(priceCpm, random)),
-  );
+  return offers.map(({ imp, banner, native }) => {
+    const price = drawPrice(priceCpm, random);
+    let creative: Creative;
+    if (native && nativeFault && nativeFaultApplies(nativeFault.fault, native)) {
+      creative = faultyNative(context, native, nativeFault);
+    } else if (native && isAnswerable(native)) {
+      creative = soundNative(context, native, answerableKind(native, context.nextNativeKind()) ?? 'real');
+    } else {
+      creative = bannerCreative(context, banner ?? FALLBACK_SIZE);
+    }
+    return makeBid(context, imp.id, creative, price);
+  });
+}
+
+/** Whether a native fault applies to the request: it has a native imp that can carry it. */
+export function carriesNativeFault(offers: readonly ImpOffer[], fault: NativeFault): boolean {
+  return offers.some(({ native }) => native !== undefined && nativeFaultApplies(fault, native));
 }
 
 export function bidResponse(requestId: string, seat: string, bids: OpenRtbBid[]): OpenRtbBidResponse {
@@ -104,21 +182,20 @@ export function bannerMarkup(baseUrl: string, crid: string, size: BannerSize): s
 function makeBid(
   context: BidContext,
   impid: string,
-  size: BannerSize,
+  creative: Creative,
   price: number,
   dealid?: string,
 ): OpenRtbBid {
   const { seat, adomain, cat, nurl } = context.settings;
-  const crid = `${seat}-${size.w}x${size.h}`;
   const bid: OpenRtbBid = {
     id: context.nextBidId(),
     impid,
     price,
-    adid: crid,
-    crid,
+    adid: creative.crid,
+    crid: creative.crid,
     cid: `${seat}-campaign`,
     adomain,
-    adm: bannerMarkup(context.baseUrl, crid, size),
+    adm: creative.adm,
   };
   if (cat.length > 0) bid.cat = cat;
   if (dealid !== undefined) bid.dealid = dealid;
@@ -126,6 +203,29 @@ function makeBid(
     bid.nurl = `${context.baseUrl}/win?auction=\${AUCTION_ID}&imp=\${AUCTION_IMP_ID}&price=\${AUCTION_PRICE}`;
   }
   return bid;
+}
+
+function bannerCreative(context: BidContext, size: BannerSize): Creative {
+  const crid = `${context.settings.seat}-${size.w}x${size.h}`;
+  return { crid, adm: bannerMarkup(context.baseUrl, crid, size) };
+}
+
+function soundNative(context: BidContext, slot: NativeSlot, kind: NativeKind): Creative {
+  const { crid, response } = nativeCreative(slot, kind, nativeContext(context));
+  return { crid, adm: nativeMarkup(response, context.settings.nativeWrapper) };
+}
+
+function faultyNative(context: BidContext, slot: NativeSlot, draw: NativeFaultDraw): Creative {
+  const kind = faultyKind(draw.fault, slot, context.nextNativeKind());
+  const creative = nativeCreative(slot, kind, nativeContext(context));
+  const { baseUrl, settings } = context;
+  const faultContext = { baseUrl, wrapper: settings.nativeWrapper, occurrence: draw.occurrence };
+  return { crid: creative.crid, adm: faultyNativeMarkup(draw.fault, creative, slot, faultContext) };
+}
+
+function nativeContext(context: BidContext): { baseUrl: string; seat: string; advertiser: string } {
+  const { seat, adomain } = context.settings;
+  return { baseUrl: context.baseUrl, seat, advertiser: adomain[0] ?? seat };
 }
 
 function bannerSize(imp: OpenRtbImp): BannerSize | undefined {
@@ -156,10 +256,6 @@ function eligibleDeal(pmp: Record<string, unknown>, seat: string): { id: string;
     };
   }
   return undefined;
-}
-
-function chance(probability: number, random: () => number): boolean {
-  return probability >= 1 || (probability > 0 && random() < probability);
 }
 
 function drawPrice(range: UniformRange, random: () => number): number {

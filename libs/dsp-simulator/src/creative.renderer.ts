@@ -20,19 +20,39 @@ export function isCreativeSide(value: unknown): value is number {
   return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_CREATIVE_SIDE;
 }
 
-export function creativePath(size: BannerSize): string {
-  return `/creative/${size.w}x${size.h}.svg`;
+/** SVG for banners; PNG for static native ads, which the exchange serves as an image in an email. */
+export type CreativeFormat = 'svg' | 'png';
+
+export function creativePath(size: BannerSize, format: CreativeFormat = 'svg'): string {
+  return `/creative/${size.w}x${size.h}.${format}`;
 }
 
-const CREATIVE_PATH = /^\/creative\/(\d{1,4})x(\d{1,4})\.svg$/;
+export function nativeImagePath(size: BannerSize): string {
+  return `/native-image/${size.w}x${size.h}.png`;
+}
 
-/** The size named by a creative path such as `/creative/300x250.svg`, or undefined when out of range. */
-export function parseCreativePath(path: string): BannerSize | undefined {
+const CREATIVE_PATH = /^\/creative\/(\d{1,4})x(\d{1,4})\.(svg|png)$/;
+/** Five digits: sizes beyond {@link MAX_CREATIVE_SIDE} are answered, with a huge body. */
+const NATIVE_IMAGE_PATH = /^\/native-image\/(\d{1,5})x(\d{1,5})\.png$/;
+
+/** The creative named by a path such as `/creative/300x250.svg`, or undefined when out of range. */
+export function parseCreativePath(path: string): { size: BannerSize; format: CreativeFormat } | undefined {
   const match = CREATIVE_PATH.exec(path);
   if (!match) return undefined;
   const w = Number(match[1]);
   const h = Number(match[2]);
-  return isCreativeSide(w) && isCreativeSide(h) ? { w, h } : undefined;
+  return isCreativeSide(w) && isCreativeSide(h)
+    ? { size: { w, h }, format: match[3] as CreativeFormat }
+    : undefined;
+}
+
+/** The size named by a native image path such as `/native-image/600x314.png`, sides from 1 to 99999. */
+export function parseNativeImagePath(path: string): BannerSize | undefined {
+  const match = NATIVE_IMAGE_PATH.exec(path);
+  if (!match) return undefined;
+  const w = Number(match[1]);
+  const h = Number(match[2]);
+  return w >= 1 && h >= 1 ? { w, h } : undefined;
 }
 
 /** A banner of exactly the requested size, labelled so that a demo shows which DSP won. */
@@ -60,7 +80,7 @@ export function renderLandingPage(crid: string, advertiser: string): string {
 }
 
 /** One colour per seat, so that several simulated DSPs are told apart at a glance. */
-function hueOf(seat: string): number {
+export function hueOf(seat: string): number {
   let hash = 0;
   for (let i = 0; i < seat.length; i += 1) hash = (Math.imul(hash, 31) + seat.charCodeAt(i)) >>> 0;
   return hash % 360;

@@ -1,3 +1,20 @@
+/**
+ * Faults of native answers: each corrupts the native bids of an answer (its banner bids stay sound)
+ * and applies only to a request with a native imp that can carry it; otherwise the answer is normal.
+ */
+export const NATIVE_FAULTS = [
+  'native_missing_assets',
+  'native_wrong_ids',
+  'native_title_too_long',
+  'native_huge_image',
+  'native_image_never_answers',
+  'native_bad_link',
+  'native_wrong_types',
+  'native_not_json',
+  'native_price_macro_tracker',
+] as const;
+export type NativeFault = (typeof NATIVE_FAULTS)[number];
+
 export const DSP_FAULTS = [
   'invalid_json',
   'huge_body',
@@ -17,11 +34,35 @@ export const DSP_FAULTS = [
   'wrong_types',
   'wrong_currency',
   'blocked_adomain',
+  ...NATIVE_FAULTS,
 ] as const;
 export type DspFault = (typeof DSP_FAULTS)[number];
 
 export function isDspFault(name: string): name is DspFault {
   return (DSP_FAULTS as readonly string[]).includes(name);
+}
+
+export function isNativeFault(name: string): name is NativeFault {
+  return (NATIVE_FAULTS as readonly string[]).includes(name);
+}
+
+/**
+ * Hostile answers of the user sync endpoint: a bidder_uuid carrying a script, a 10 KB bidder_uuid,
+ * a redirect to a foreign host instead of the callback, a 200 pixel instead of a redirect.
+ */
+export const SYNC_FAULTS = ['script_uuid', 'huge_uuid', 'open_redirect', 'no_redirect'] as const;
+export type SyncFault = (typeof SYNC_FAULTS)[number];
+
+export function isSyncFault(name: string): name is SyncFault {
+  return (SYNC_FAULTS as readonly string[]).includes(name);
+}
+
+/** Real: title, description, sponsored and main image; static: the whole ad as one image (type 505). */
+export const NATIVE_MODES = ['real', 'static', 'mixed'] as const;
+export type NativeMode = (typeof NATIVE_MODES)[number];
+
+export function isNativeMode(name: string): name is NativeMode {
+  return (NATIVE_MODES as readonly string[]).includes(name);
 }
 
 /** Inclusive bounds of a uniform draw. */
@@ -57,6 +98,21 @@ export interface DspBehaviour {
   faults?: Partial<Record<DspFault, number>>;
   /** Include a win notice URL with `${AUCTION_PRICE}` and the other macros; default false. */
   nurl?: boolean;
+  /**
+   * The native answers: `real` (the default), `static`, or `mixed`, alternating the two. A request
+   * allowing only the other kind (its assets, or assets it requires) gets that kind.
+   */
+  native?: NativeMode;
+  /** Native markup as `{"native":{...}}` (the default) or, false, the bare native response object. */
+  nativeWrapper?: boolean;
+  /** Share (0..1) of synced users given a bidder_uuid; the others get an empty one. Default 1. */
+  syncMatchRate?: number;
+  /** Whole seconds after which the exchange should sync a user again; 0 (the default) for never. */
+  syncExpirationSeconds?: number;
+  /** Bid only when `user.buyeruid` is a user id this simulator issued through its sync endpoint. */
+  matchedOnlyBids?: boolean;
+  /** A hostile answer for every sync request to come; null clears it. */
+  syncFault?: SyncFault | null;
   /** Source of every random draw, in [0, 1); seeded in tests. Default Math.random. */
   random?: () => number;
 }
@@ -83,6 +139,12 @@ export interface DspSettings {
   readonly deals: boolean;
   readonly faults: FaultTable;
   readonly nurl: boolean;
+  readonly native: NativeMode;
+  readonly nativeWrapper: boolean;
+  readonly syncMatchRate: number;
+  readonly syncExpirationSeconds: number;
+  readonly matchedOnlyBids: boolean;
+  readonly syncFault: SyncFault | undefined;
   readonly random: () => number;
 }
 
@@ -96,6 +158,12 @@ export const DEFAULT_SETTINGS: DspSettings = {
   deals: false,
   faults: [],
   nurl: false,
+  native: 'real',
+  nativeWrapper: true,
+  syncMatchRate: 1,
+  syncExpirationSeconds: 0,
+  matchedOnlyBids: false,
+  syncFault: undefined,
   random: Math.random,
 };
 
@@ -111,12 +179,33 @@ export function applyBehaviour(current: DspSettings, patch: DspBehaviour): DspSe
     deals: patch.deals ?? current.deals,
     faults: patch.faults ? faultTable(patch.faults) : current.faults,
     nurl: patch.nurl ?? current.nurl,
+    native: patch.native ?? current.native,
+    nativeWrapper: patch.nativeWrapper ?? current.nativeWrapper,
+    syncMatchRate: patch.syncMatchRate ?? current.syncMatchRate,
+    syncExpirationSeconds: patch.syncExpirationSeconds ?? current.syncExpirationSeconds,
+    matchedOnlyBids: patch.matchedOnlyBids ?? current.matchedOnlyBids,
+    syncFault: patch.syncFault === undefined ? current.syncFault : (patch.syncFault ?? undefined),
     random: patch.random ?? current.random,
   };
   if (!(next.bidRate >= 0 && next.bidRate <= 1)) {
     throw new RangeError(`bidRate must be between 0 and 1, got ${next.bidRate}`);
   }
   if (next.seat === '') throw new RangeError('seat must not be empty');
+  // Checked at run time too: options also come from JSON (the benchmark) and plain JavaScript.
+  if (!isNativeMode(next.native)) {
+    throw new RangeError(`native must be one of ${NATIVE_MODES.join(', ')}, got ${String(next.native)}`);
+  }
+  if (!(next.syncMatchRate >= 0 && next.syncMatchRate <= 1)) {
+    throw new RangeError(`syncMatchRate must be between 0 and 1, got ${next.syncMatchRate}`);
+  }
+  if (!(Number.isSafeInteger(next.syncExpirationSeconds) && next.syncExpirationSeconds >= 0)) {
+    throw new RangeError(
+      `syncExpirationSeconds must be a whole number >= 0, got ${next.syncExpirationSeconds}`,
+    );
+  }
+  if (next.syncFault !== undefined && !isSyncFault(next.syncFault)) {
+    throw new RangeError(`unknown sync fault ${String(next.syncFault)}; known: ${SYNC_FAULTS.join(', ')}`);
+  }
   return next;
 }
 
@@ -156,4 +245,9 @@ export function pickFault(settings: DspSettings): DspFault | undefined {
 /** A uniform draw; a degenerate range draws nothing, so that fixed settings leave the sequence alone. */
 export function drawUniform(range: UniformRange, random: () => number): number {
   return range.min === range.max ? range.min : range.min + random() * (range.max - range.min);
+}
+
+/** True with this probability; draws only strictly between 0 and 1, so that 0 and 1 leave the sequence alone. */
+export function chance(probability: number, random: () => number): boolean {
+  return probability >= 1 || (probability > 0 && random() < probability);
 }

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,6 +5,7 @@ import { Random } from '@app/demo-traffic';
 import { DspSimulator } from './dsp-simulator';
 import type { DspFault, DspSimulatorOptions } from './dsp-simulator.settings';
 import { ABSURD_PRICE_CPM, BLOCKED_ADOMAIN_FALLBACK, LATE_ANSWER_MS, REDIRECT_PATH } from './fault.responder';
+import { bidRequest, get, post, readFor, timed, type Answer } from './simulator.testing';
 
 const running: DspSimulator[] = [];
 
@@ -19,56 +19,6 @@ async function simulator(options: DspSimulatorOptions = {}, seed = 42): Promise<
   const started = await DspSimulator.start({ random: () => random.next(), ...options });
   running.push(started);
   return started;
-}
-
-function bidRequest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id: 'auction-1', imp: [{ id: 'imp-1', banner: { w: 300, h: 250 } }], ...overrides };
-}
-
-/** Answers are inspected field by field, malformed ones included: JSON.parse's untyped result. */
-type Parsed = ReturnType<typeof JSON.parse>;
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  json: () => Parsed;
-}
-
-async function post(target: DspSimulator | string, body: unknown): Promise<Answer> {
-  const url = typeof target === 'string' ? target : target.bidUrl;
-  const res = await request(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-openrtb-version': '2.5' },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
-}
-
-async function get(url: string): Promise<{ status: number; headers: Answer['headers']; body: Buffer }> {
-  const res = await request(url);
-  return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
-}
-
-/** Reads an answer until it ends or the client gives up after `ms`, as an exchange's deadline would. */
-async function readFor(url: string, body: unknown, ms: number): Promise<{ bytes: number; aborted: boolean }> {
-  const signal = AbortSignal.timeout(ms);
-  let bytes = 0;
-  try {
-    const res = await request(url, { method: 'POST', body: JSON.stringify(body), signal });
-    for await (const chunk of res.body) bytes += (chunk as Buffer).length;
-    return { bytes, aborted: false };
-  } catch (error) {
-    if (signal.aborted) return { bytes, aborted: true };
-    throw error;
-  }
-}
-
-async function timed<T>(action: () => Promise<T>): Promise<{ result: T; ms: number }> {
-  const started = performance.now();
-  const result = await action();
-  return { result, ms: performance.now() - started };
 }
 
 describe('DspSimulator: bidding', () => {
@@ -434,7 +384,7 @@ describe('DspSimulator: trackers, creatives and the landing page', () => {
     expect(svg).not.toContain('<seat');
   });
 
-  it.each(['0x250', '2001x90', '300x0', '300x250.png', '300x.svg', '12345x1.svg', '-1x1.svg'])(
+  it.each(['0x250', '2001x90', '300x0', '300x250.gif', '300x.svg', '12345x1.svg', '-1x1.svg', '2001x90.png'])(
     'answers 404 to the creative %s',
     async (name) => {
       const sim = await simulator();

@@ -10,40 +10,67 @@ import type { AddressInfo } from 'node:net';
 import {
   bidOnEveryImp,
   bidResponse,
+  carriesNativeFault,
   chooseBids,
   isBidRequest,
+  readImps,
   type BidContext,
+  type ImpOffer,
+  type OpenRtbBidRequest,
 } from './bid-response.builder';
 import {
+  isCreativeSide,
   parseCreativePath,
+  parseNativeImagePath,
   renderCreativeSvg,
   renderLandingPage,
   TRANSPARENT_GIF,
 } from './creative.renderer';
 import {
   applyBehaviour,
+  chance,
   DEFAULT_SETTINGS,
   drawUniform,
   DSP_FAULTS,
+  isNativeFault,
   pickFault,
+  SYNC_FAULTS,
   type DspBehaviour,
   type DspFault,
   type DspSettings,
   type DspSimulatorOptions,
+  type SyncFault,
 } from './dsp-simulator.settings';
 import { LATE_ANSWER_MS, REDIRECT_PATH, writeFault } from './fault.responder';
 import { OPENRTB_VERSION_HEADER, reply, replyJson, replyNoContent, replyText } from './http.replies';
+import type { NativeKind } from './native-response.builder';
+import { HANG_PATH } from './native.faults';
+import { PngCache, renderCreativePng, renderNativeImagePng, writeHugePng } from './png.renderer';
 import { RingBuffer } from './ring.buffer';
+import {
+  callbackLocation,
+  cameOverHttps,
+  DSP_UID_COOKIE,
+  faultyBidderUuid,
+  foreignLocation,
+  readCookie,
+  readSyncQuery,
+  SYNC_PATH,
+  UidIssuer,
+  uidCookie,
+} from './user-sync';
 
 export const BID_PATH = '/openrtb2/bid';
 /** Larger bid requests are refused with 413, unread. */
 export const MAX_BID_REQUEST_BYTES = 1024 * 1024;
-/** How many bid requests, win notices and tracker hits each are kept for inspection. */
+/** How many bid requests, win notices, tracker hits and syncs each are kept for inspection. */
 export const RECORDED_LIMIT = 1000;
 
 const CREATIVE_PREFIX = '/creative/';
+const NATIVE_IMAGE_PREFIX = '/native-image/';
 const PIXEL_HEADERS = { 'content-type': 'image/gif', 'cache-control': 'no-store' };
 const CREATIVE_HEADERS = { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' };
+const PNG_HEADERS = { 'content-type': 'image/png', 'cache-control': 'public, max-age=86400' };
 const HTML_HEADERS = { 'content-type': 'text/html; charset=utf-8' };
 
 export interface ReceivedBidRequest {
@@ -64,6 +91,21 @@ export interface TrackerHit {
   readonly query: Record<string, string>;
 }
 
+/** A request to the user sync endpoint (spec 4.3), answered or refused. */
+export interface ReceivedSync {
+  readonly exchangeUuid: string;
+  readonly bidderId: string;
+  /** The user id in the `dsp_uid` cookie answered; empty when the request was refused. */
+  readonly dspUid: string;
+  /** As received, even when refused for not being an http(s) URL. */
+  readonly callbackUrl: string;
+  /** 302, 200 under the `no_redirect` fault, or 400 when refused. */
+  readonly status: number;
+  /** Whether the callback got the user id as bidder_uuid: matched, and no fault in the way. */
+  readonly matched: boolean;
+  readonly fault?: SyncFault;
+}
+
 export interface DspSimulatorStats {
   /** Requests to the bid endpoint, whatever their fate. */
   requests: number;
@@ -71,6 +113,10 @@ export interface DspSimulatorStats {
   bids: number;
   /** Normal answers without a bid (204). */
   noBids: number;
+  /** Native bids in normal answers. */
+  nativeBids: number;
+  /** Bid requests left without a bid under `matchedOnlyBids`, their user not one of the simulator's. */
+  unmatched: number;
   /** Bid requests refused as malformed (400) or too large (413). */
   rejected: number;
   /** Answers replaced by each fault. */
@@ -80,6 +126,20 @@ export interface DspSimulatorStats {
   clicks: number;
   /** Requests that followed a `redirect` answer; an exchange should send none. */
   redirectsFollowed: number;
+  /** PNG creatives and native images served. */
+  images: number;
+  /** Native images asked beyond the largest side rendered, answered with a 20 MiB body. */
+  hugeImages: number;
+  /** Requests to the endpoint that never answers. */
+  hangs: number;
+  /** Sync requests answered, with a redirect or with a sync fault's answer. */
+  syncs: number;
+  /** Sync redirects that gave the callback the user id. */
+  syncsMatched: number;
+  /** Sync requests refused (400): a parameter missing, or a callback that is not an http(s) URL. */
+  syncsRefused: number;
+  /** Sync answers replaced by each sync fault. */
+  syncFaults: Record<SyncFault, number>;
 }
 
 type RouteHandler = (req: IncomingMessage, res: ServerResponse, query: string) => void;
@@ -99,7 +159,11 @@ export class DspSimulator {
   private readonly receivedRequests = new RingBuffer<ReceivedBidRequest>(RECORDED_LIMIT);
   private readonly receivedWins = new RingBuffer<ReceivedWin>(RECORDED_LIMIT);
   private readonly receivedHits = new RingBuffer<TrackerHit>(RECORDED_LIMIT);
+  private readonly receivedSyncs = new RingBuffer<ReceivedSync>(RECORDED_LIMIT);
   private counters = zeroStats();
+  private readonly uids = new UidIssuer();
+  private readonly creativePngs = new PngCache();
+  private readonly nativeImages = new PngCache();
   /** Bid ids stay unique across simulators and restarts sharing one exchange. */
   private readonly bidIdPrefix = randomBytes(4).toString('hex');
   private bidSequence = 0;
@@ -107,9 +171,17 @@ export class DspSimulator {
     this.bidSequence += 1;
     return `${this.bidIdPrefix}-${this.bidSequence.toString(36)}`;
   };
+  /** Native bids made since the last reset; under `native: 'mixed'` the odd ones are real, the even static. */
+  private nativeSequence = 0;
+  private readonly nextNativeKind = (): NativeKind => {
+    this.nativeSequence += 1;
+    const { native } = this.settings;
+    if (native !== 'mixed') return native;
+    return this.nativeSequence % 2 === 1 ? 'real' : 'static';
+  };
   private closing: Promise<void> | undefined;
 
-  /** `METHOD /path` to handler; the native and user sync endpoints are to join here. */
+  /** `METHOD /path` to handler; `GET /creative/*` and `GET /native-image/*` go by prefix. */
   private readonly routes = new Map<string, RouteHandler>([
     [`POST ${BID_PATH}`, (req, res) => this.receiveBidRequest(req, res)],
     ['GET /win', (req, res, query) => this.recordWin(req, res, query)],
@@ -118,6 +190,8 @@ export class DspSimulator {
     ['GET /landing', (_req, res, query) => this.serveLanding(res, query)],
     [`GET ${REDIRECT_PATH}`, (_req, res) => this.countRedirect(res)],
     [`POST ${REDIRECT_PATH}`, (_req, res) => this.countRedirect(res)],
+    [`GET ${SYNC_PATH}`, (req, res, query) => this.answerSync(req, res, query)],
+    [`GET ${HANG_PATH}`, () => this.hang()],
   ]);
 
   private constructor(options: DspSimulatorOptions) {
@@ -141,6 +215,11 @@ export class DspSimulator {
     return `${this.address}${BID_PATH}`;
   }
 
+  /** The user sync endpoint the exchange's sync pixel points browsers at (spec 4.3). */
+  get syncUrl(): string {
+    return `${this.address}${SYNC_PATH}`;
+  }
+
   /** Bid requests whose body parsed as JSON, oldest first. */
   get requests(): readonly ReceivedBidRequest[] {
     return this.receivedRequests.toArray();
@@ -154,8 +233,18 @@ export class DspSimulator {
     return this.receivedHits.toArray();
   }
 
+  get syncs(): readonly ReceivedSync[] {
+    return this.receivedSyncs.toArray();
+  }
+
+  /** Whether this simulator issued the user id, as `matchedOnlyBids` asks of `user.buyeruid`. */
+  issuedUid(uid: unknown): boolean {
+    return this.uids.issued(uid);
+  }
+
   stats(): DspSimulatorStats {
-    return { ...this.counters, faults: { ...this.counters.faults } };
+    const { faults, syncFaults } = this.counters;
+    return { ...this.counters, faults: { ...faults }, syncFaults: { ...syncFaults } };
   }
 
   /** Changes the behaviour of the answers to come; throws a RangeError, changing nothing, when invalid. */
@@ -163,12 +252,17 @@ export class DspSimulator {
     this.settings = applyBehaviour(this.settings, patch);
   }
 
-  /** Forgets the recorded requests, win notices and tracker hits, and zeroes the counters. */
+  /**
+   * Forgets the recorded requests, win notices, tracker hits and syncs, zeroes the counters and
+   * restarts the alternation of `native: 'mixed'`. The user ids issued stay valid.
+   */
   reset(): void {
     this.receivedRequests.clear();
     this.receivedWins.clear();
     this.receivedHits.clear();
+    this.receivedSyncs.clear();
     this.counters = zeroStats();
+    this.nativeSequence = 0;
   }
 
   close(): Promise<void> {
@@ -176,7 +270,7 @@ export class DspSimulator {
       for (const timer of this.timers) clearTimeout(timer);
       this.timers.clear();
       this.server.close((error) => (error ? reject(error) : resolve()));
-      // Endless and dripping answers never end by themselves: their sockets are cut.
+      // Endless, dripping and hanging answers never end by themselves: their sockets are cut.
       this.server.closeAllConnections();
     });
     return this.closing;
@@ -200,6 +294,7 @@ export class DspSimulator {
     const route = this.routes.get(`${req.method ?? ''} ${path}`);
     if (route) route(req, res, mark === -1 ? '' : target.slice(mark + 1));
     else if (req.method === 'GET' && path.startsWith(CREATIVE_PREFIX)) this.serveCreative(res, path);
+    else if (req.method === 'GET' && path.startsWith(NATIVE_IMAGE_PREFIX)) this.serveNativeImage(res, path);
     else replyText(res, 404, 'not found');
   }
 
@@ -241,18 +336,25 @@ export class DspSimulator {
     }
     const context = this.bidContext();
     const { settings } = context;
-    const fault = pickFault(settings);
+    const offers = readImps(body);
+    const fault = applicable(pickFault(settings), offers);
     if (fault !== undefined) {
       const occurrence = this.counters.faults[fault];
       this.counters.faults[fault] = occurrence + 1;
       // Built now rather than when the delay ends, so that seeded draws keep their order.
-      const response = bidResponse(body.id, settings.seat, bidOnEveryImp(body, context));
+      const nativeFault = isNativeFault(fault) ? { fault, occurrence } : undefined;
+      const response = bidResponse(body.id, settings.seat, bidOnEveryImp(offers, context, nativeFault));
       const answer = { request: body, response, occurrence, timers: this.timers };
       const delay = fault === 'late' ? LATE_ANSWER_MS : drawUniform(settings.latencyMs, settings.random);
       this.later(delay, () => writeFault(fault, res, answer));
       return;
     }
-    const bids = chooseBids(body, context);
+    const matched = !settings.matchedOnlyBids || this.isMatchedUser(body);
+    if (!matched) this.counters.unmatched += 1;
+    // Each native bid takes the next native kind: the sequence counts them.
+    const nativeBefore = this.nativeSequence;
+    const bids = matched ? chooseBids(offers, body, context) : [];
+    this.counters.nativeBids += this.nativeSequence - nativeBefore;
     const delay = drawUniform(settings.latencyMs, settings.random);
     if (bids.length === 0) {
       this.counters.noBids += 1;
@@ -265,7 +367,19 @@ export class DspSimulator {
   }
 
   private bidContext(): BidContext {
-    return { settings: this.settings, baseUrl: this.publicUrl ?? this.address, nextBidId: this.nextBidId };
+    return {
+      settings: this.settings,
+      baseUrl: this.publicUrl ?? this.address,
+      nextBidId: this.nextBidId,
+      nextNativeKind: this.nextNativeKind,
+    };
+  }
+
+  private isMatchedUser(request: OpenRtbBidRequest): boolean {
+    const { user } = request;
+    return (
+      typeof user === 'object' && user !== null && this.uids.issued((user as { buyeruid?: unknown }).buyeruid)
+    );
   }
 
   private later(delayMs: number, answer: () => void): void {
@@ -310,13 +424,117 @@ export class DspSimulator {
   }
 
   private serveCreative(res: ServerResponse, path: string): void {
-    const size = parseCreativePath(path);
-    if (!size) {
+    const creative = parseCreativePath(path);
+    if (!creative) {
       replyText(res, 404, 'no such creative');
       return;
     }
+    const { size } = creative;
     const { seat, adomain } = this.settings;
-    reply(res, 200, CREATIVE_HEADERS, renderCreativeSvg(size, seat, adomain[0] ?? seat));
+    const advertiser = adomain[0] ?? seat;
+    if (creative.format === 'svg') {
+      reply(res, 200, CREATIVE_HEADERS, renderCreativeSvg(size, seat, advertiser));
+      return;
+    }
+    const key = `${size.w}x${size.h} ${seat} ${advertiser}`;
+    this.servePng(
+      res,
+      this.creativePngs.get(key, () => renderCreativePng(size, seat, advertiser)),
+    );
+  }
+
+  /** Up to the largest creative side, a rendered placeholder; beyond, a PNG header and 20 MiB. */
+  private serveNativeImage(res: ServerResponse, path: string): void {
+    const size = parseNativeImagePath(path);
+    if (!size) {
+      replyText(res, 404, 'no such image');
+      return;
+    }
+    if (!isCreativeSide(size.w) || !isCreativeSide(size.h)) {
+      this.counters.hugeImages += 1;
+      writeHugePng(res, size);
+      return;
+    }
+    const { seat } = this.settings;
+    this.servePng(
+      res,
+      this.nativeImages.get(`${size.w}x${size.h} ${seat}`, () => renderNativeImagePng(size, seat)),
+    );
+  }
+
+  private servePng(res: ServerResponse, rendering: Promise<Buffer>): void {
+    rendering.then(
+      (png) => {
+        if (res.destroyed) return;
+        this.counters.images += 1;
+        reply(res, 200, PNG_HEADERS, png);
+      },
+      () => {
+        if (!res.destroyed) replyText(res, 500, 'image rendering failed');
+      },
+    );
+  }
+
+  /**
+   * The user sync endpoint (spec 4.3): sets the browser's `dsp_uid` cookie, kept when it holds an id
+   * this simulator issued, and redirects to the exchange's callback with the user id (spec 4.4).
+   */
+  private answerSync(req: IncomingMessage, res: ServerResponse, query: string): void {
+    const sync = readSyncQuery(query);
+    const { exchangeUuid, bidderId, callbackUrl } = sync;
+    if (!sync.ok) {
+      this.counters.syncsRefused += 1;
+      this.receivedSyncs.push({
+        exchangeUuid,
+        bidderId,
+        dspUid: '',
+        callbackUrl,
+        status: 400,
+        matched: false,
+      });
+      replyText(res, 400, sync.reason);
+      return;
+    }
+    const { settings } = this;
+    const known = readCookie(req.headers.cookie, DSP_UID_COOKIE);
+    const dspUid = this.uids.issued(known) ? known : this.uids.issue();
+    const wantsMatch = chance(settings.syncMatchRate, settings.random);
+    const fault = settings.syncFault;
+    const headers = { 'set-cookie': uidCookie(dspUid, cameOverHttps(req)), 'cache-control': 'no-store' };
+    let status = 302;
+    if (fault === 'no_redirect') {
+      status = 200;
+      reply(res, 200, { ...PIXEL_HEADERS, ...headers }, TRANSPARENT_GIF);
+    } else if (fault === 'open_redirect') {
+      reply(res, 302, { ...headers, location: foreignLocation(dspUid, sync.callback) });
+    } else {
+      const bidderUuid = faultyBidderUuid(fault, dspUid) ?? (wantsMatch ? dspUid : '');
+      const { syncExpirationSeconds } = settings;
+      const expiration =
+        syncExpirationSeconds > 0 ? Math.floor(Date.now() / 1000) + syncExpirationSeconds : undefined;
+      reply(res, 302, {
+        ...headers,
+        location: callbackLocation(sync.callback, bidderId, bidderUuid, expiration),
+      });
+    }
+    const matched = fault === undefined && wantsMatch;
+    this.counters.syncs += 1;
+    if (matched) this.counters.syncsMatched += 1;
+    if (fault !== undefined) this.counters.syncFaults[fault] += 1;
+    this.receivedSyncs.push({
+      exchangeUuid,
+      bidderId,
+      dspUid,
+      callbackUrl,
+      status,
+      matched,
+      ...(fault === undefined ? {} : { fault }),
+    });
+  }
+
+  /** No answer: the request stays open until the client hangs up or close() cuts it. */
+  private hang(): void {
+    this.counters.hangs += 1;
   }
 
   private serveLanding(res: ServerResponse, query: string): void {
@@ -337,11 +555,26 @@ function zeroStats(): DspSimulatorStats {
     noBids: 0,
     rejected: 0,
     faults: Object.fromEntries(DSP_FAULTS.map((fault) => [fault, 0])) as Record<DspFault, number>,
+    nativeBids: 0,
+    unmatched: 0,
     wins: 0,
     impressions: 0,
     clicks: 0,
     redirectsFollowed: 0,
+    images: 0,
+    hugeImages: 0,
+    hangs: 0,
+    syncs: 0,
+    syncsMatched: 0,
+    syncsRefused: 0,
+    syncFaults: Object.fromEntries(SYNC_FAULTS.map((fault) => [fault, 0])) as Record<SyncFault, number>,
   };
+}
+
+/** The fault drawn, unless it is a native one and no native imp of the request can carry it. */
+function applicable(fault: DspFault | undefined, offers: readonly ImpOffer[]): DspFault | undefined {
+  if (fault === undefined || !isNativeFault(fault)) return fault;
+  return carriesNativeFault(offers, fault) ? fault : undefined;
 }
 
 function parseQuery(query: string): Record<string, string> {

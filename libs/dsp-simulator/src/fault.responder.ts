@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { OpenRtbBid, OpenRtbBidRequest, OpenRtbBidResponse } from './bid-response.builder';
-import type { DspFault } from './dsp-simulator.settings';
+import { isNativeFault, type DspFault, type NativeFault } from './dsp-simulator.settings';
 import { OPENRTB_VERSION_HEADER, reply, replyJson, replyText } from './http.replies';
 
 /** When a `late` answer comes: well past the exchange's implicit tmax of 150 ms. */
@@ -29,7 +29,10 @@ const JSON_HEADERS = { ...OPENRTB_VERSION_HEADER, 'content-type': 'application/j
 
 export interface FaultAnswer {
   readonly request: OpenRtbBidRequest;
-  /** A well-formed answer bidding on every imp, which most faults corrupt. */
+  /**
+   * A well-formed answer bidding on every imp, which most faults corrupt; under a native fault,
+   * its native bids already carry the fault.
+   */
   readonly response: OpenRtbBidResponse;
   /** How many answers with this fault came before, so that `wrong_types` cycles through its shapes. */
   readonly occurrence: number;
@@ -46,9 +49,10 @@ type TransportFault =
   | 'http_500'
   | 'late'
   | 'empty_200';
-type BodyFault = Exclude<DspFault, TransportFault>;
+type BodyFault = Exclude<DspFault, TransportFault | NativeFault>;
 
 export function writeFault(fault: DspFault, res: ServerResponse, answer: FaultAnswer): void {
+  if (isNativeFault(fault)) return replyJson(res, 200, JSON.stringify(answer.response));
   switch (fault) {
     case 'invalid_json':
       return replyJson(res, 200, JSON.stringify(answer.response).slice(0, 40));

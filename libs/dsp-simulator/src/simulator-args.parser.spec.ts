@@ -25,7 +25,17 @@ describe('parseSimulatorArgs', () => {
       '--deals',
       '--nurl',
       '--faults',
-      'late=0.05,invalid_json=0.02',
+      'late=0.05,invalid_json=0.02,native_bad_link=0.01',
+      '--native',
+      'mixed',
+      '--native-unwrapped',
+      '--sync-match-rate',
+      '0.9',
+      '--sync-expiration',
+      '86400',
+      '--sync-fault',
+      'huge_uuid',
+      '--matched-only',
     ]);
 
     expect(options).toEqual({
@@ -40,7 +50,13 @@ describe('parseSimulatorArgs', () => {
       cat: ['IAB1', 'IAB2'],
       deals: true,
       nurl: true,
-      faults: { late: 0.05, invalid_json: 0.02 },
+      faults: { late: 0.05, invalid_json: 0.02, native_bad_link: 0.01 },
+      native: 'mixed',
+      nativeWrapper: false,
+      syncMatchRate: 0.9,
+      syncExpirationSeconds: 86400,
+      syncFault: 'huge_uuid',
+      matchedOnlyBids: true,
     });
   });
 
@@ -59,6 +75,11 @@ describe('parseSimulatorArgs', () => {
     [['--faults', 'teapot=0.1'], /unknown fault teapot/],
     [['--faults', 'late'], /--faults late/],
     [['--color'], /color/],
+    [['--native', 'video'], /--native takes real\|static\|mixed/],
+    [['--sync-match-rate', 'most'], /--sync-match-rate/],
+    [['--sync-expiration', '1.5'], /--sync-expiration/],
+    [['--sync-fault', 'teapot'], /--sync-fault/],
+    [['--matched-only', 'yes'], /yes/],
   ])('refuses %j', (args, message) => {
     expect(() => parseSimulatorArgs(args)).toThrow(message);
   });

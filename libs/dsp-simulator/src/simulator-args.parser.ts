@@ -1,6 +1,10 @@
 import { parseArgs } from 'node:util';
 import {
   isDspFault,
+  isNativeMode,
+  isSyncFault,
+  NATIVE_MODES,
+  SYNC_FAULTS,
   type DspFault,
   type DspSimulatorOptions,
   type UniformRange,
@@ -9,7 +13,8 @@ import {
 export const SIMULATOR_USAGE =
   'dsp-simulator [--host 127.0.0.1] [--port 0] [--public-url URL] [--latency 10-80] [--bid-rate 0.8] ' +
   '[--price 0.5-3] [--seat SEAT] [--adomain a.example,b.example] [--cat IAB1,IAB2] [--deals] [--nurl] ' +
-  '[--faults late=0.05,invalid_json=0.02]';
+  '[--faults late=0.05,invalid_json=0.02] [--native real|static|mixed] [--native-unwrapped] ' +
+  '[--sync-match-rate 0.9] [--sync-expiration 86400] [--sync-fault script_uuid] [--matched-only]';
 
 /** The simulator options of a command line; throws an Error naming the first bad flag. */
 export function parseSimulatorArgs(args: readonly string[]): DspSimulatorOptions {
@@ -30,6 +35,12 @@ export function parseSimulatorArgs(args: readonly string[]): DspSimulatorOptions
       deals: { type: 'boolean' },
       nurl: { type: 'boolean' },
       faults: { type: 'string' },
+      native: { type: 'string' },
+      'native-unwrapped': { type: 'boolean' },
+      'sync-match-rate': { type: 'string' },
+      'sync-expiration': { type: 'string' },
+      'sync-fault': { type: 'string' },
+      'matched-only': { type: 'boolean' },
     },
   });
   const options: DspSimulatorOptions = {};
@@ -51,6 +62,27 @@ export function parseSimulatorArgs(args: readonly string[]): DspSimulatorOptions
   if (values.deals !== undefined) options.deals = values.deals;
   if (values.nurl !== undefined) options.nurl = values.nurl;
   if (values.faults !== undefined) options.faults = parseFaults(values.faults);
+  if (values.native !== undefined) {
+    if (!isNativeMode(values.native)) {
+      throw new Error(`--native takes ${NATIVE_MODES.join('|')}, got ${values.native}`);
+    }
+    options.native = values.native;
+  }
+  if (values['native-unwrapped'] !== undefined) options.nativeWrapper = !values['native-unwrapped'];
+  if (values['sync-match-rate'] !== undefined) {
+    options.syncMatchRate = parseNumber('--sync-match-rate', values['sync-match-rate']);
+  }
+  if (values['sync-expiration'] !== undefined) {
+    const seconds = values['sync-expiration'];
+    if (!/^\d+$/.test(seconds)) throw new Error(`--sync-expiration takes whole seconds, got ${seconds}`);
+    options.syncExpirationSeconds = Number(seconds);
+  }
+  if (values['sync-fault'] !== undefined) {
+    const fault = values['sync-fault'];
+    if (!isSyncFault(fault)) throw new Error(`--sync-fault takes ${SYNC_FAULTS.join('|')}, got ${fault}`);
+    options.syncFault = fault;
+  }
+  if (values['matched-only'] !== undefined) options.matchedOnlyBids = values['matched-only'];
   return options;
 }
 

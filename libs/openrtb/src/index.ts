@@ -3,3 +3,4 @@ export * from './price';
 export * from './macro.substitution';
 export * from './markup.extractor';
 export * from './bid-response.validator';
+export * from './native';

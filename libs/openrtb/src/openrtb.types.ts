@@ -1,3 +1,5 @@
+import type { NativeRequest } from './native/native.types';
+
 /**
  * The subset of OpenRTB 2.5 the exchange sends to DSPs and accepts back (spec part 2). Optional
  * here means optional in OpenRTB 2.5; fields the spec calls "recommended" are optional too.
@@ -50,10 +52,11 @@ export interface Banner {
 
 /**
  * OpenRTB 2.5 makes `request` a JSON-encoded string, as every public fixture and the schema do;
- * the spec's "included directly as a JSON object" is an open question for the lead.
+ * the specification puts the object itself there. The exchange sends the object unless the DSP's
+ * catalog entry asks for the string (see the README).
  */
 export interface NativeImp {
-  request: string;
+  request: string | NativeRequest;
   ver?: string;
   api?: number[];
   battr?: number[];

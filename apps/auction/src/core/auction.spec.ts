@@ -18,7 +18,16 @@ const rtb = (priceMicros: number, id = 'r', floorMicros = 500_000): Candidate =>
   strategyId: `str-${id}`,
   creativeId: `dsp:${id}`,
   advertiserDomain: 'rtb.example',
-  rtb: { dspId: `dsp-${id}`, seat: 's', bidId: id, impId: '1', adId: '', floorMicros, adm: '<a></a>' },
+  rtb: {
+    dspId: `dsp-${id}`,
+    seat: 's',
+    bidId: id,
+    impId: '1',
+    adId: '',
+    floorMicros,
+    adm: '<a></a>',
+    crid: id,
+  },
 });
 
 const fill = (demandType: 'house' | 'fallback_ads', id: string): Candidate => ({

@@ -1,6 +1,13 @@
 import alpha2To3 from 'countries-list/minimal/countries.2to3.min.json';
 import type { DspRecord } from '@app/catalog';
-import { microsToCpm, type BidRequest, type Device } from '@app/openrtb';
+import {
+  buildNativeRequest,
+  microsToCpm,
+  nativeImpPayload,
+  type BidRequest,
+  type Device,
+  type Imp,
+} from '@app/openrtb';
 import type { AuctionType } from './auction';
 import type { AdContext } from './ad-context';
 
@@ -32,7 +39,7 @@ const nonEmpty = (value: string): string | undefined => (value === '' ? undefine
  * is the ad slot, floors in USD CPM, the slot's deals, the publisher as site, the viewer as device
  * and user. Fields we do not know are left out rather than sent empty.
  */
-export function buildBidRequest(ctx: AdContext, _dsp: DspRecord, options: BidRequestOptions): BidRequest {
+export function buildBidRequest(ctx: AdContext, dsp: DspRecord, options: BidRequestOptions): BidRequest {
   const { slot, publisher, template, viewer } = ctx;
   const [w, h] = slot.size.split('x').map(Number);
   const deals = slot.deals ?? [];
@@ -63,7 +70,7 @@ export function buildBidRequest(ctx: AdContext, _dsp: DspRecord, options: BidReq
         bidfloor: Number(microsToCpm(slot.floorCpmMicros)),
         bidfloorcur: 'USD',
         secure: viewer.secure ? 1 : 0,
-        banner: { w, h, id: slot.id, pos: slot.pos, btype: BLOCKED_BANNER_TYPES },
+        ...formatOf(slot.format, w, h, slot.id, slot.pos, dsp),
         pmp:
           deals.length > 0
             ? {
@@ -94,4 +101,25 @@ export function buildBidRequest(ctx: AdContext, _dsp: DspRecord, options: BidReq
     bcat: publisher.bcat,
     badv: publisher.badv,
   };
+}
+
+/** A native slot asks for a Native 1.1 ad in the DSP's form of `imp.native.request`; else a banner. */
+function formatOf(
+  format: 'banner' | 'native' | undefined,
+  w: number,
+  h: number,
+  id: string,
+  pos: number | undefined,
+  dsp: DspRecord,
+): Pick<Imp, 'banner' | 'native'> {
+  if (format === 'native') {
+    const request = buildNativeRequest({ w, h });
+    return {
+      native:
+        dsp.nativeRequestForm === 'string'
+          ? nativeImpPayload(request, 'string')
+          : nativeImpPayload(request, 'object'),
+    };
+  }
+  return { banner: { w, h, id, pos, btype: BLOCKED_BANNER_TYPES } };
 }

@@ -1,4 +1,5 @@
 import type { DemandType } from '@app/catalog';
+import type { NativeRequest } from '@app/openrtb';
 
 /** Where an RTB candidate came from, for pricing, macros, the win notice and the events. */
 export interface RtbOrigin {
@@ -13,6 +14,10 @@ export interface RtbOrigin {
   /** Markup and win notice URL before macro substitution. */
   readonly adm: string;
   readonly nurl?: string;
+  /** The crid (or adid, or bid id): what names the creative for caching a flattened native ad. */
+  readonly crid: string;
+  /** For a native impression: the native request the markup answers. */
+  readonly nativeRequest?: NativeRequest;
 }
 
 /** One ad that could fill the slot, with what it bids (CPM, micro-USD). */

@@ -6,8 +6,10 @@ import {
   extractMarkup,
   substituteMacros,
   validateBidResponse,
+  validateNativeMarkup,
   type AcceptedBid,
   type BidRequest,
+  type NativeRequest,
 } from '@app/openrtb';
 import type { AdContext } from '../core/ad-context';
 import type { AuctionType } from '../core/auction';
@@ -19,7 +21,7 @@ import { AnswerOutcome, type BidderAnswer, type BidderClient } from './bidder.cl
 export interface BidRecord {
   readonly dspId: string;
   status: BidStatus;
-  readonly reason?: string;
+  reason?: string;
   readonly priceMicros?: number;
   readonly dealId?: string;
   readonly seat?: string;
@@ -154,18 +156,22 @@ export class RtbDemand {
     const { advertiser } = this.catalog.strategyLineage(seat.strategyId);
     const bid = accepted.bid;
     const adm = bid.adm ?? '';
+    const imp = request.imp.find((i) => i.id === accepted.impid) ?? request.imp[0];
     // The markup must hold once its macros are filled in; the price is final only after the
     // auction, and a price is digits and a dot, so it cannot make a valid URL invalid.
-    const markup = extractMarkup(
-      substituteMacros(adm, {
-        auctionId: request.id,
-        impId: accepted.impid,
-        adId: bid.adid ?? '',
-        priceMicros: accepted.priceMicros,
-      }),
-    );
-    if (!markup.ok) return BidRejectionReason.InvalidMarkup;
-    const imp = request.imp.find((i) => i.id === accepted.impid) ?? request.imp[0];
+    const macros = {
+      auctionId: request.id,
+      impId: accepted.impid,
+      adId: bid.adid ?? '',
+      priceMicros: accepted.priceMicros,
+    };
+    const nativeRequest = imp.native ? nativeRequestOf(imp.native.request) : undefined;
+    if (nativeRequest) {
+      const native = validateNativeMarkup(adm, nativeRequest, macros);
+      if (!native.ok) return native.reason;
+    } else if (!extractMarkup(substituteMacros(adm, macros)).ok) {
+      return BidRejectionReason.InvalidMarkup;
+    }
     const deal = imp.pmp?.deals?.find((d) => d.id === accepted.dealId);
     const floorMicros = cpmToMicros(deal ? (deal.bidfloor ?? 0) : (imp.bidfloor ?? 0));
     const crid = bid.crid ?? bid.adid ?? bid.id;
@@ -185,7 +191,14 @@ export class RtbDemand {
         floorMicros,
         adm,
         nurl: bid.nurl,
+        crid,
+        nativeRequest,
       },
     };
   }
+}
+
+/** The native request we sent, in whichever form the DSP gets it. */
+function nativeRequestOf(request: string | NativeRequest): NativeRequest {
+  return typeof request === 'string' ? (JSON.parse(request) as NativeRequest) : request;
 }

@@ -29,6 +29,8 @@ function seedOf(value: unknown): number | undefined {
 /**
  * Part 5: id, seed and hash = SHA1(token + seed). Checks run from the cheapest to the one that
  * changes state, so that only a request with a valid hash can advance the user's last seed.
+ * Codes: 10 missing credentials, 52 bad id, 30 unknown user, 20/22 bad seed, 31 bad hash, 11
+ * disabled user, 40 suspended account, 900 no API access, 21 replayed seed.
  */
 @Injectable()
 export class AuthenticationService {
@@ -52,10 +54,13 @@ export class AuthenticationService {
     const windowSeconds = this.config.SEED_WINDOW_SECONDS;
     if (Math.abs(seed - Math.floor(now.getTime() / 1000)) > windowSeconds) fail(ReportCode.SeedOutOfWindow);
 
+    // Part 7's 31 for every hash that fails, malformed or not SHA1(token + seed); 10 stays for
+    // missing credentials, 11 for a disabled user.
     if (typeof hash !== 'string' || !HASH_PATTERN.test(hash))
       fail(ReportCode.InvalidHash, 'hash must be 40 hex digits');
     const expected = createHash('sha1').update(`${user.token}${seed}`).digest();
-    if (!timingSafeEqual(expected, Buffer.from(hash, 'hex'))) fail(ReportCode.AuthenticationFailed);
+    if (!timingSafeEqual(expected, Buffer.from(hash, 'hex')))
+      fail(ReportCode.InvalidHash, 'hash is not SHA1 of the token followed by the seed');
 
     if (user.status !== 'active') fail(ReportCode.AccountDisabled);
     const account = this.catalog.accounts.get(user.accountId);

@@ -1,8 +1,9 @@
-import { PassThrough, type Readable } from 'node:stream';
-import { Injectable } from '@nestjs/common';
+import { PassThrough, Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Injectable, Logger } from '@nestjs/common';
 import escapeHtml from 'escape-html';
 import ExcelJS from 'exceljs';
-import { create } from 'xmlbuilder2';
+import { create, createCB } from 'xmlbuilder2';
 import type { CellValue, Report, ReportRecord } from '../report/report-builder';
 import type { ColumnNamesOption, ColumnTotalsOption } from '../report/report-planner';
 import { RESPONSE_CONTENT_TYPES, type ResponseFormat } from '../request/media-type';
@@ -35,34 +36,113 @@ function namesRecord(fields: readonly string[]): ReportRecord {
 }
 
 /** The records in response order: names, totals on top, data, totals at the bottom. */
-function sequence(report: Report, layout: Layout): ReportRecord[] {
-  const out: ReportRecord[] = [];
-  if (layout.columnNames === 'top') out.push(namesRecord(report.fields));
-  if (layout.columnTotals === 'top') out.push(report.totals);
-  out.push(...report.records);
-  if (layout.columnTotals === 'bottom') out.push(report.totals);
-  return out;
+async function* sequence(report: Report, layout: Layout): AsyncGenerator<ReportRecord, void, undefined> {
+  if (layout.columnNames === 'top') yield namesRecord(report.fields);
+  if (layout.columnTotals === 'top') yield report.totals;
+  for await (const record of report.records) yield record;
+  // Read only now: the totals of a streamed report are summed as its records pass.
+  if (layout.columnTotals === 'bottom') yield report.totals;
 }
 
 const text = (value: CellValue): string => (value === null ? '' : String(value));
 
-function htmlPage(title: string, body: string): string {
-  return `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:1.5rem}table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.25rem .6rem}td.n{text-align:right}thead th{background:#f3f3f3}tfoot td,tr.totals td{font-weight:bold}</style>
-</head><body>${body}</body></html>\n`;
+const PAGE_STYLE =
+  'body{font-family:system-ui,sans-serif;margin:1.5rem}table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.25rem .6rem}td.n{text-align:right}thead th{background:#f3f3f3}tfoot td,tr.totals td{font-weight:bold}';
+
+/** A page's text before and after its body. */
+function htmlPageParts(title: string): [string, string] {
+  return [
+    `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>\n<style>${PAGE_STYLE}</style>\n</head><body>`,
+    '</body></html>\n',
+  ];
 }
 
+function htmlPage(title: string, body: string): string {
+  const [start, end] = htmlPageParts(title);
+  return `${start}${body}${end}`;
+}
+
+/** Text goes out in pieces of about this many characters: few writes, little held. */
+const PIECE_CHARS = 64 * 1024;
+
+/** Collects small strings into pieces of about PIECE_CHARS. */
+class Pieces {
+  private parts: string[] = [];
+  size = 0;
+
+  add(part: string): void {
+    this.parts.push(part);
+    this.size += part.length;
+  }
+
+  get full(): boolean {
+    return this.size >= PIECE_CHARS;
+  }
+
+  take(): string {
+    const piece = this.parts.join('');
+    this.parts = [];
+    this.size = 0;
+    return piece;
+  }
+}
+
+/**
+ * Text made of a head, the records one after another and a tail, in pieces. The first piece goes
+ * out as soon as the first record is in it: the response starts (headers and first byte) before
+ * the store is read any further.
+ */
+async function* pieces(
+  report: Report,
+  layout: Layout,
+  head: string,
+  each: (record: ReportRecord, index: number) => string,
+  tail: () => string,
+): AsyncGenerator<string, void, undefined> {
+  const out = new Pieces();
+  out.add(head);
+  let index = 0;
+  for await (const record of sequence(report, layout)) {
+    out.add(each(record, index));
+    index += 1;
+    if (index === 1 || out.full) yield out.take();
+  }
+  out.add(tail());
+  yield out.take();
+}
+
+/** Resolves when a stream asks for more data, or can take none any more. */
+function drained(stream: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}
+
+/**
+ * Writes reports as they are read: every format is a stream that pulls the next records only when
+ * the client has taken the previous ones (a Readable, so piping honours `write()` returning false
+ * and 'drain'). A failure once the body has started is logged here and destroys the stream; the
+ * controller's pipeline then destroys the response, and the client sees a cut-off body.
+ */
 @Injectable()
 export class ReportRendererService {
+  private readonly logger = new Logger('ReportRenderer');
+
   render(report: Report, format: ResponseFormat, layout: Layout): RenderedBody {
     const contentType = RESPONSE_CONTENT_TYPES[format];
     switch (format) {
       case 'json':
-        return { contentType, body: JSON.stringify(sequence(report, layout)) };
+        return { contentType, body: this.text(format, this.json(report, layout)) };
       case 'xml':
-        return { contentType, body: this.xml(sequence(report, layout), report.fields) };
+        return { contentType, body: this.text(format, this.xml(report, layout)) };
       case 'html':
-        return { contentType, body: this.html(report, layout) };
+        return { contentType, body: this.text(format, this.html(report, layout)) };
       case 'xlsx':
         return { contentType, body: this.xlsx(report, layout) };
     }
@@ -101,14 +181,55 @@ export class ReportRendererService {
     }
   }
 
-  private xml(records: readonly ReportRecord[], fields: readonly string[]): string {
-    const root = create({ version: '1.0', encoding: 'UTF-8' }).ele('root');
-    for (const record of records)
-      for (const field of fields) root.ele(field).txt(text(record[field] ?? null));
-    return root.end();
+  private failed(format: ResponseFormat, error: unknown): void {
+    const cause = (error as { cause?: unknown }).cause;
+    this.logger.error(
+      `the ${format} report failed after its response began; the response is cut off: ${
+        error instanceof Error ? (error.stack ?? error.message) : String(error)
+      }${cause instanceof Error ? ` (cause: ${cause.message})` : ''}`,
+    );
   }
 
-  private html(report: Report, layout: Layout): string {
+  private text(format: ResponseFormat, source: AsyncIterable<string>): Readable {
+    const failed = (error: unknown) => this.failed(format, error);
+    async function* guarded(): AsyncGenerator<string, void, undefined> {
+      try {
+        yield* source;
+      } catch (error) {
+        failed(error);
+        throw error;
+      }
+    }
+    return Readable.from(guarded(), { objectMode: false, highWaterMark: PIECE_CHARS });
+  }
+
+  /** A JSON array, one record after another: the same text as `JSON.stringify` of the array. */
+  private json(report: Report, layout: Layout): AsyncIterable<string> {
+    return pieces(
+      report,
+      layout,
+      '[',
+      (record, i) => (i === 0 ? JSON.stringify(record) : `,${JSON.stringify(record)}`),
+      () => ']',
+    );
+  }
+
+  /** `<root>` and every record's fields one after another, written by xmlbuilder2's streaming writer. */
+  private async *xml(report: Report, layout: Layout): AsyncGenerator<string, void, undefined> {
+    const out = new Pieces();
+    const xml = createCB({ data: (chunk: string) => out.add(chunk) });
+    xml.dec({ version: '1.0', encoding: 'UTF-8' }).ele('root');
+    let index = 0;
+    for await (const record of sequence(report, layout)) {
+      for (const field of report.fields) xml.ele(field).txt(text(record[field] ?? null)).up();
+      index += 1;
+      if (index === 1 || out.full) yield out.take();
+    }
+    xml.up().end();
+    yield out.take();
+  }
+
+  private html(report: Report, layout: Layout): AsyncIterable<string> {
     const cells = (record: ReportRecord, tag: 'td' | 'th') =>
       report.fields
         .map((f) => {
@@ -116,19 +237,31 @@ export class ReportRendererService {
           return `<${tag}${numeric}>${escapeHtml(text(record[f] ?? null))}</${tag}>`;
         })
         .join('');
-    const head: string[] = [];
-    if (layout.columnNames === 'top') head.push(`<tr>${cells(namesRecord(report.fields), 'th')}</tr>`);
-    const body = report.records.map((r) => `<tr>${cells(r, 'td')}</tr>`);
-    if (layout.columnTotals === 'top') body.unshift(`<tr class="totals">${cells(report.totals, 'td')}</tr>`);
-    const foot =
-      layout.columnTotals === 'bottom' ? `<tfoot><tr>${cells(report.totals, 'td')}</tr></tfoot>` : '';
-    const table = `<table>${head.length ? `<thead>${head.join('')}</thead>` : ''}<tbody>${body.join('\n')}</tbody>${foot}</table>`;
-    return htmlPage('Report', table);
+    const [start, end] = htmlPageParts('Report');
+    const head =
+      layout.columnNames === 'top' ? `<thead><tr>${cells(namesRecord(report.fields), 'th')}</tr></thead>` : '';
+    // Names and totals have their own places in the table: only the data (and totals on top) are body rows.
+    const body: Layout = { columnNames: 'off', columnTotals: layout.columnTotals === 'top' ? 'top' : 'off' };
+    return pieces(
+      report,
+      body,
+      `${start}<table>${head}<tbody>`,
+      (record, i) => {
+        const totals = i === 0 && layout.columnTotals === 'top';
+        return `${i === 0 ? '' : '\n'}<tr${totals ? ' class="totals"' : ''}>${cells(record, 'td')}</tr>`;
+      },
+      () =>
+        `</tbody>${layout.columnTotals === 'bottom' ? `<tfoot><tr>${cells(report.totals, 'td')}</tr></tfoot>` : ''}</table>${end}`,
+    );
   }
 
-  /** Streams the workbook row by row, so that memory stays flat for large reports. */
+  /**
+   * The workbook through exceljs's streaming writer: rows are committed as they come (no shared
+   * strings, so nothing grows with the rows; styles are a handful, deduplicated), and the next rows
+   * are read only once the zip output has been taken.
+   */
   private xlsx(report: Report, layout: Layout): Readable {
-    const stream = new PassThrough();
+    const stream = new PassThrough({ highWaterMark: PIECE_CHARS });
     const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
       stream,
       useStyles: true,
@@ -142,30 +275,31 @@ export class ReportRendererService {
         const v = record[f] ?? null;
         return report.numericFields.has(f) && typeof v === 'number' ? v : v === null ? null : String(v);
       });
-    const bold = (row: ExcelJS.Row) => {
+    const boldRow = (cells: CellValue[]) => {
+      const row = sheet.addRow(cells);
       row.font = { bold: true };
+      row.commit();
     };
     void (async () => {
       try {
-        if (layout.columnNames === 'top') {
-          const row = sheet.addRow(report.fields.slice());
-          bold(row);
-          row.commit();
+        if (layout.columnNames === 'top') boldRow(report.fields.slice());
+        if (layout.columnTotals === 'top') boldRow(values(report.totals));
+        let rows = 0;
+        for await (const record of report.records) {
+          sheet.addRow(values(record)).commit();
+          rows += 1;
+          if (rows % 256 === 0) {
+            // Let the zip compress what it has, then wait while the client is behind.
+            await nextTurn();
+            if (stream.writableNeedDrain) await drained(stream);
+            if (stream.destroyed) return; // the client left: leaving the loop cancels the query
+          }
         }
-        if (layout.columnTotals === 'top') {
-          const row = sheet.addRow(values(report.totals));
-          bold(row);
-          row.commit();
-        }
-        for (const record of report.records) sheet.addRow(values(record)).commit();
-        if (layout.columnTotals === 'bottom') {
-          const row = sheet.addRow(values(report.totals));
-          bold(row);
-          row.commit();
-        }
+        if (layout.columnTotals === 'bottom') boldRow(values(report.totals));
         sheet.commit();
         await workbook.commit();
       } catch (error) {
+        this.failed('xlsx', error);
         stream.destroy(error as Error);
       }
     })();

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Catalog } from '@app/catalog';
-import { ReportCode } from '@app/report-model';
+import { ReportCode, emptyMeasures, type Measures, type StoreQuery } from '@app/report-model';
 import {
   REPORT_STORE,
   ReportStoreErrorCode,
@@ -13,7 +13,7 @@ import { ReportingException } from '../reporting.exception';
 import { CATALOG, REPORTING_CONFIG } from '../reporting.tokens';
 import type { ReportingConfig } from '../reporting.config';
 import { validateReportRequest } from '../request/request-validator';
-import { buildReport, type Report } from './report-builder';
+import { StreamedReport, storeOrder, sumOf, type Report } from './report-builder';
 import { planReport, type ReportPlan } from './report-planner';
 
 export interface ReportOutcome {
@@ -33,7 +33,26 @@ function storeFailure(error: ReportStoreException): ReportingException {
   }
 }
 
-/** One report request from decoded body to built report: auth, limits, validation, query. */
+/** Turns the store's failures into the API's codes (701, 702, 53); anything else passes as it is. */
+async function storeCall<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ReportStoreException) throw storeFailure(error);
+    throw error;
+  }
+}
+
+/**
+ * A report whose rows nobody starts reading within this time (the response failed between the
+ * service and the renderer) gives its store stream back.
+ */
+const ABANDON_AFTER_MS = 60_000;
+
+/**
+ * One report request from decoded body to a report ready to stream: auth, limits, validation, the
+ * query started and its first row read.
+ */
 @Injectable()
 export class ReportService {
   constructor(
@@ -52,27 +71,45 @@ export class ReportService {
     }
     const dto = validateReportRequest(body);
     const plan = planReport(dto, auth, this.catalog, now);
-    let rows;
-    try {
-      rows = await this.store.query({
-        range: plan.range,
-        split: plan.split,
-        filters: plan.filters,
-        scope: plan.scope,
-        tier: plan.tier,
-        timeoutMs: this.config.QUERY_TIMEOUT_MS,
-      });
-    } catch (error) {
-      if (error instanceof ReportStoreException) throw storeFailure(error);
-      throw error;
+    const query: StoreQuery = {
+      range: plan.range,
+      split: plan.split,
+      filters: plan.filters,
+      scope: plan.scope,
+      tier: plan.tier,
+      timeoutMs: this.config.QUERY_TIMEOUT_MS,
+    };
+    // The first row is read before anything is sent: the store's failures still map to their
+    // codes, and an empty report is known (201) while the headers can still say so.
+    const rows = this.store.stream({ ...query, order: storeOrder(plan, this.catalog) })[Symbol.asyncIterator]();
+    const first = await storeCall(() => rows.next());
+    let upfrontSums: Measures | undefined;
+    if (plan.columnTotals === 'top') {
+      // Totals on top need the sums before the rows: one more aggregate, without the split (the
+      // same filters, scope and tier), rather than holding every row. Without a split the one row
+      // is the sums.
+      try {
+        upfrontSums = first.done
+          ? emptyMeasures()
+          : plan.split === undefined
+            ? { ...first.value.measures }
+            : sumOf(await storeCall(() => this.store.query({ ...query, split: undefined })));
+      } catch (error) {
+        await rows.return?.();
+        throw error;
+      }
     }
-    const report = buildReport(plan, rows, this.catalog);
-    const code =
-      report.records.length === 0
-        ? ReportCode.NoData
-        : plan.removedColumns.length > 0
-          ? ReportCode.DimensionsRemoved
-          : ReportCode.Ok;
+    const report = new StreamedReport(plan, this.catalog, {
+      first,
+      rest: rows,
+      upfrontSums,
+      abandonAfterMs: ABANDON_AFTER_MS,
+    });
+    const code = report.empty
+      ? ReportCode.NoData
+      : plan.removedColumns.length > 0
+        ? ReportCode.DimensionsRemoved
+        : ReportCode.Ok;
     return { code, plan, report };
   }
 }

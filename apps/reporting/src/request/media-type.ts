@@ -1,3 +1,5 @@
+import Negotiator from 'negotiator';
+
 export type RequestFormat = 'json' | 'xml';
 export type ResponseFormat = 'json' | 'xml' | 'html' | 'xlsx';
 
@@ -8,12 +10,12 @@ export const RESPONSE_CONTENT_TYPES: Readonly<Record<ResponseFormat, string>> = 
   xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
 };
 
-const ACCEPTED: Readonly<Record<string, ResponseFormat>> = {
-  'application/json': 'json',
-  'application/xml': 'xml',
-  'text/xml': 'xml',
-  'text/html': 'html',
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
+/** The media types a client may ask for in Accept, each format's preferred one first. */
+const ACCEPTED: Readonly<Record<ResponseFormat, readonly string[]>> = {
+  json: ['application/json'],
+  xml: ['application/xml', 'text/xml'],
+  html: ['text/html'],
+  xlsx: ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
 };
 
 const REQUEST_TYPES: Readonly<Record<string, RequestFormat>> = {
@@ -25,6 +27,29 @@ const REQUEST_TYPES: Readonly<Record<string, RequestFormat>> = {
 function essence(mediaType: string): string {
   return mediaType.split(';')[0].trim().toLowerCase();
 }
+
+/**
+ * What Negotiator may choose from for a request of that format, in the order it breaks ties: the
+ * request's own format first, so that wildcards (any type, or any `application/` subtype) keep it,
+ * then HTML before XML for `text/` any subtype. Every type is offered bare and with `charset=utf-8`
+ * (what we send), since Negotiator matches a range's parameters exactly.
+ */
+function offeredTypes(fallback: RequestFormat): { types: string[]; formatOf: Map<string, ResponseFormat> } {
+  const order: ResponseFormat[] = [fallback, 'json', 'html', 'xml', 'xlsx'];
+  const formatOf = new Map<string, ResponseFormat>();
+  for (const format of order)
+    for (const type of ACCEPTED[format]) {
+      if (formatOf.has(type)) continue;
+      formatOf.set(type, format);
+      formatOf.set(`${type}; charset=utf-8`, format);
+    }
+  return { types: [...formatOf.keys()], formatOf };
+}
+
+const OFFERED: Readonly<Record<RequestFormat, ReturnType<typeof offeredTypes>>> = {
+  json: offeredTypes('json'),
+  xml: offeredTypes('xml'),
+};
 
 /** The request format named by Content-Type: undefined when absent, 'unsupported' for any other type. */
 export function requestFormatOf(contentType: string | undefined): RequestFormat | 'unsupported' | undefined {
@@ -41,20 +66,13 @@ export function sniffRequestFormat(body: string): RequestFormat | undefined {
 }
 
 /**
- * The response format: the most preferred of the four types in Accept, else the request's format.
- * An Accept that names none of them (or only wildcards) falls back to the request's format.
+ * The response format (part 4.5): the client's most preferred of our types in Accept, by q-value
+ * and specificity (RFC 9110, 12.5.1, through Negotiator), else the request's format. An absent or
+ * empty Accept, one that names none of our types, and a bare wildcard keep the request's format.
  */
 export function negotiateResponseFormat(accept: string | undefined, fallback: RequestFormat): ResponseFormat {
-  if (!accept) return fallback;
-  const ranges = accept
-    .split(',')
-    .map((part, index) => {
-      const [type, ...params] = part.split(';');
-      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-      const weight = q === undefined ? 1 : Number(q.slice(2));
-      return { type: essence(type), weight: Number.isFinite(weight) ? weight : 0, index };
-    })
-    .filter((r) => r.weight > 0 && ACCEPTED[r.type] !== undefined)
-    .sort((a, b) => b.weight - a.weight || a.index - b.index);
-  return ranges.length > 0 ? ACCEPTED[ranges[0].type] : fallback;
+  if (!accept?.trim()) return fallback;
+  const { types, formatOf } = OFFERED[fallback];
+  const chosen = new Negotiator({ headers: { accept } }).mediaType(types);
+  return chosen === undefined ? fallback : (formatOf.get(chosen) ?? fallback);
 }

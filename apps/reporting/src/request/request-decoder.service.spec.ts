@@ -56,6 +56,26 @@ describe('RequestDecoderService', () => {
     ).toBe(ReportCode.InvalidInput);
   });
 
+  it.each([
+    ['nesting past the parser limit', `<data>${'<a>'.repeat(150)}x${'</a>'.repeat(150)}</data>`],
+    ['nesting far past it', `<data>${'<a>'.repeat(20_000)}${'</a>'.repeat(20_000)}</data>`],
+    ['nesting past ours only', `<data>${'<a>'.repeat(9)}x${'</a>'.repeat(9)}</data>`],
+    ['a tag named constructor', '<data><constructor>1</constructor></data>'],
+    ['a tag named __proto__', '<data><__proto__><admin>1</admin></__proto__></data>'],
+    ['a tag named prototype', '<data><sort><prototype>asc</prototype></sort></data>'],
+    ['a root named constructor', '<constructor/>'],
+    ['two roots', '<data/><data/>'],
+    ['text beside the root', 'x<data/>'],
+    ['a processing instruction only', '<?xml version="1.0"?>'],
+  ])('refuses XML with %s as invalid input, never as an internal error', (_name, xml) => {
+    expect(codeOf(() => decode(xml, 'application/xml'))).toBe(ReportCode.InvalidInput);
+  });
+
+  it('refuses JSON nested far past the limit without exhausting the stack', () => {
+    const deep = `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    expect(codeOf(() => decode(deep, 'application/json'))).toBe(ReportCode.InvalidInput);
+  });
+
   it('detects the format when Content-Type is absent', () => {
     expect(decode('{"id":"x"}').format).toBe('json');
     expect(decode('<data><id>x</id></data>').format).toBe('xml');

@@ -81,9 +81,17 @@ export class RequestDecoderService {
   private parseXml(text: string): Record<string, unknown> {
     if (/<!DOCTYPE|<!ENTITY/i.test(text))
       throw invalid('XML with a DOCTYPE or entity declarations is not accepted');
-    const valid = XMLValidator.validate(text);
-    if (valid !== true) throw invalid(`malformed XML: ${valid.err.msg} (line ${valid.err.line})`);
-    const parsed = xmlParser.parse(text) as Record<string, unknown>;
+    let parsed: Record<string, unknown>;
+    try {
+      const valid = XMLValidator.validate(text);
+      if (valid !== true) throw invalid(`malformed XML: ${valid.err.msg} (line ${valid.err.line})`);
+      parsed = xmlParser.parse(text) as Record<string, unknown>;
+    } catch (error) {
+      // The parser's own refusals (nesting past its limit, reserved tag names, entity limits) are
+      // invalid input like any other.
+      if (error instanceof ReportingException) throw error;
+      throw invalid(`malformed XML: ${(error as Error).message}`);
+    }
     const roots = Object.keys(parsed);
     if (roots.length !== 1 || roots[0] !== 'data') throw invalid('the XML root element must be <data>');
     const data = parsed.data;

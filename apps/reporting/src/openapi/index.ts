@@ -1,0 +1,3 @@
+export * from './openapi.module';
+export * from './openapi.options';
+export * from './openapi.document';

@@ -1,0 +1,559 @@
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Random } from '@app/demo-traffic';
+import { ReportCode } from '@app/report-model';
+import { FIXED_NOW, demoEvents, sha1Hex } from '@app/testing';
+import { modes, publishEvents, startReporting, USERS, type RunningReporting } from './reporting-system';
+
+/**
+ * Fuzzes `POST /api` over HTTP: JSON and XML bodies mutated from valid requests, random content
+ * types, Accept headers, request ids and methods. Every answer must carry a result code of part 7
+ * with its HTTP status, never 53, and only valid header values. Seeded and bounded: FUZZ_SEED
+ * replays a run (the seed is printed), FUZZ_REQUESTS changes its length.
+ */
+const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261122);
+const FUZZ_REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 3000);
+
+/** The README's table: the HTTP status of each result code. */
+const STATUS_OF: Readonly<Record<ReportCode, number>> = {
+  [ReportCode.AuthenticationFailed]: 401,
+  [ReportCode.AccountDisabled]: 401,
+  [ReportCode.InvalidSeed]: 401,
+  [ReportCode.SeedTooLow]: 401,
+  [ReportCode.SeedOutOfWindow]: 401,
+  [ReportCode.TokenNotFound]: 401,
+  [ReportCode.InvalidHash]: 401,
+  [ReportCode.InvalidId]: 401,
+  [ReportCode.AccountSuspended]: 403,
+  [ReportCode.NotPublisherAccount]: 403,
+  [ReportCode.NotMediaGroupAccount]: 403,
+  [ReportCode.FilterOutsideAccount]: 403,
+  [ReportCode.VariantTypeDenied]: 403,
+  [ReportCode.ApiAccessDenied]: 403,
+  [ReportCode.QueryLimitExceeded]: 429,
+  [ReportCode.InternalError]: 500,
+  [ReportCode.Ok]: 200,
+  [ReportCode.NoData]: 200,
+  [ReportCode.DimensionsRemoved]: 200,
+  [ReportCode.StoreUnavailable]: 503,
+  [ReportCode.QueryTimeout]: 504,
+  [ReportCode.MissingParameter]: 403,
+  [ReportCode.IncorrectType]: 403,
+  [ReportCode.InvalidInput]: 403,
+  [ReportCode.InvalidContentType]: 400,
+  [ReportCode.InvalidFunction]: 404,
+  [ReportCode.InvalidDimension]: 403,
+};
+/** 903 has two more precise statuses: a body too large, a method other than POST. */
+const OTHER_STATUSES_OF_903 = [413, 405];
+
+type User = keyof typeof USERS;
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** Valid requests the mutations start from: every user, type, split kind, filter, sort and format. */
+const BASES: readonly { user: User; body: JsonObject }[] = [
+  {
+    user: 'pub',
+    body: {
+      type: 'publisher',
+      startDate: '2026-11-01',
+      endDate: '2026-11-21',
+      splits: ['day'],
+      columns: ['impressions', 'clicks', 'ctr', 'revenue'],
+    },
+  },
+  {
+    user: 'pub',
+    body: {
+      function: 'data',
+      type: 'publisher',
+      startDate: '-7 days',
+      endDate: 'yesterday',
+      splits: ['country'],
+      columns: ['publisher_name', 'impressions', 'net_cpm', 'weather'],
+      filters: [{ dimension: 'publisher_id', operator: 'equals', values: ['pub-1', 'pub-2'] }],
+      sort: { impressions: 'desc', country: null },
+      format: { columnNames: 'top', columnTotals: 'bottom' },
+    },
+  },
+  {
+    user: 'adv',
+    body: {
+      type: 'advertiser',
+      startDate: 'first day of last month',
+      endDate: '2026-11-20',
+      splits: ['campaign_id'],
+      columns: ['campaign_name', 'impressions', 'spend', 'gross_cpc', 'ccr'],
+      filters: [{ dimension: 'hour', operator: 'not equals', values: [3, '4'] }],
+      sort: { spend: 'asc' },
+    },
+  },
+  {
+    user: 'lite',
+    body: {
+      startDate: '2026-11-15',
+      endDate: '2026-11-21',
+      splits: [],
+      columns: ['impressions', 'gross_cpm', 'revenue'],
+      format: { columnTotals: 'top' },
+    },
+  },
+  {
+    user: 'pub2',
+    body: {
+      type: 'publisher',
+      startDate: 'last day of previous week',
+      endDate: 'yesterday',
+      splits: ['device_type'],
+      columns: ['impressions', 'unique_impressions', 'reopens'],
+      sort: { device_type: 'asc' },
+    },
+  },
+];
+
+const FIELDS = [
+  'id',
+  'seed',
+  'hash',
+  'function',
+  'type',
+  'startDate',
+  'endDate',
+  'splits',
+  'columns',
+  'filters',
+  'sort',
+  'format',
+];
+const NAMES = ['day', 'country', 'impressions', 'clicks', 'ctr', 'spend', 'hour', 'publisher_id', 'zip'];
+const NASTY_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '', ' '];
+const CONTROL = ['\0', '\r', '\n', '\r\n', '\t', '\b', '\f', '\v', '\x1b', '\x7f', '\x85', '\u2028', '\u2029'];
+const UNICODE = ['é', 'ß', '中文', '🙂', '🏳️‍🌈', '\u200b', '\u202e', 'e\u0301', '\uFEFF', '\uD800', '\uDC00', 'ﬀ'];
+const INJECTIONS = [
+  "' OR 1=1 --",
+  '"; DROP TABLE exact_daily; --',
+  '<script>alert(1)</script>',
+  '\r\nX-Injected: 1',
+  '${7*7}',
+  '%00',
+  '%0d%0a',
+  '../../etc/passwd',
+  'a,b',
+  '2026-02-30',
+  '+1 year',
+  'first day of next year',
+];
+
+const CONTENT_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/json;;;',
+  'APPLICATION/JSON',
+  'application/xml; charset=ISO-8859-1',
+  'text/xml; charset="utf-8"',
+  '*/*',
+  'application/vnd.api+json',
+  'garbage',
+  'text/html',
+  ';',
+  '',
+];
+const ACCEPTS = [
+  '*/*',
+  'application/json',
+  'application/xml',
+  'text/xml',
+  'text/html',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'text/html;q=0.2, application/json;q=0.8',
+  'application/json;q=0, text/html',
+  'text/*',
+  'application/*;q=0.5, */*;q=0.1',
+  '*/*;q=0',
+  'image/png',
+  'application/json; charset=utf-8',
+  'text/html;level=1;q=0.9',
+  'garbage',
+  ';;;,,,',
+  'text/html;q=abc',
+  `${'application/json;q=0.1, '.repeat(200)}text/html`,
+  '',
+];
+const METHODS = ['GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'] as const;
+
+const VALID_HEADER_VALUE = /^[\t\x20-\x7e]*$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const PERCENT_ENCODED = /^(?:[A-Za-z0-9\-_.!~*'()]|%[0-9A-F]{2})+$/;
+
+/** Sets any key, `__proto__` included, as an own enumerable property. */
+function setKey(target: JsonObject, key: string, value: Json): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+class Fuzzer {
+  constructor(private readonly random: Random) {}
+
+  pick<T>(items: readonly T[]): T {
+    return this.random.pick(items);
+  }
+
+  chance(p: number): boolean {
+    return this.random.chance(p);
+  }
+
+  int(max: number): number {
+    return this.random.int(max);
+  }
+
+  string(): string {
+    const kind = this.int(9);
+    if (kind === 0) return this.pick(NAMES);
+    if (kind === 1) return this.pick(INJECTIONS);
+    if (kind === 2) return this.pick(['x', 'é', '\0', '🙂']).repeat(this.pick([64, 65, 257, 5_000, 70_000]));
+    if (kind === 3) return '';
+    let out = '';
+    const length = 1 + this.int(24);
+    for (let i = 0; i < length; i += 1) {
+      const roll = this.random.next();
+      if (roll < 0.25) out += this.pick(CONTROL);
+      else if (roll < 0.5) out += this.pick(UNICODE);
+      else if (roll < 0.6) out += String.fromCharCode(this.int(0x20));
+      else if (roll < 0.65) out += String.fromCharCode(this.int(0x10000));
+      else out += String.fromCharCode(0x20 + this.int(0x5f));
+    }
+    return out;
+  }
+
+  number(): number {
+    return this.pick([0, -1, 1, 1.5, -0.5, 1e21, -1e308, 2 ** 53 + 2, 1_795_000_000, 4_294_967_296, 20261101]);
+  }
+
+  /** Nested arrays or objects, from just past our depth limit to past the XML parser's. */
+  deep(): Json {
+    const depth = this.pick([9, 12, 101, 500]);
+    let value: Json = this.chance(0.5) ? 1 : 'x';
+    const asObject = this.chance(0.5);
+    for (let i = 0; i < depth; i += 1) value = asObject ? { a: value } : [value];
+    return value;
+  }
+
+  value(depth = 0): Json {
+    const kind = this.int(depth > 2 ? 6 : 9);
+    switch (kind) {
+      case 0:
+        return null;
+      case 1:
+        return this.chance(0.5);
+      case 2:
+        return this.number();
+      case 3:
+      case 4:
+      case 5:
+        return this.string();
+      case 6:
+        return Array.from({ length: this.pick([0, 1, 2, 5, 1_001]) }, () =>
+          this.chance(0.5) ? this.pick(NAMES) : this.value(depth + 1),
+        );
+      case 7: {
+        const object: JsonObject = {};
+        for (let i = this.int(4); i > 0; i -= 1) setKey(object, this.key(), this.value(depth + 1));
+        return object;
+      }
+      default:
+        return this.deep();
+    }
+  }
+
+  key(): string {
+    const roll = this.int(4);
+    if (roll === 0) return this.pick(NASTY_KEYS);
+    if (roll === 1) return this.pick(FIELDS);
+    return this.string().slice(0, 40);
+  }
+
+  /** One structural change somewhere in the request. */
+  mutate(body: JsonObject): void {
+    const containers: (JsonObject | Json[])[] = [];
+    const walk = (node: Json): void => {
+      if (Array.isArray(node)) {
+        containers.push(node);
+        node.forEach(walk);
+      } else if (typeof node === 'object' && node !== null) {
+        containers.push(node);
+        Object.values(node).forEach(walk);
+      }
+    };
+    walk(body);
+    const target = this.chance(0.5) ? body : this.pick(containers);
+    if (Array.isArray(target)) {
+      const roll = this.int(4);
+      if (roll === 0 && target.length > 0) target.splice(this.int(target.length), 1);
+      else if (roll === 1) target.push(this.value());
+      else if (target.length > 0) target[this.int(target.length)] = this.value();
+      else target.push(this.pick(NAMES));
+      return;
+    }
+    const keys = Object.keys(target);
+    const roll = this.int(5);
+    if (roll === 0 && keys.length > 0) delete target[this.pick(keys)];
+    else if (roll === 1) setKey(target, this.key(), this.value());
+    else if (keys.length > 0) setKey(target, this.pick(keys), this.value());
+    else setKey(target, this.pick(FIELDS), this.value());
+  }
+
+  /** Column names a header cannot carry as they are. */
+  hostileColumns(): string[] {
+    return Array.from({ length: 1 + this.int(4) }, () =>
+      this.chance(0.3) ? this.pick(NAMES) : this.string().slice(0, 64),
+    );
+  }
+
+  /** Byte-level damage to a serialized body. */
+  damage(text: string): Buffer {
+    let bytes = Buffer.from(text, 'utf8');
+    const roll = this.int(6);
+    if (roll === 0) return bytes.subarray(0, this.int(bytes.length + 1));
+    if (roll === 1) return Buffer.from(Array.from({ length: this.int(2_000) }, () => this.int(256)));
+    if (roll === 2) return Buffer.concat([Buffer.from(this.pick(['\uFEFF', ' \n\t', '\0', ')]}\'\n'])), bytes]);
+    for (let n = 1 + this.int(4); n > 0; n -= 1) {
+      const at = this.int(bytes.length + 1);
+      const insert = Buffer.from(
+        roll === 3 ? [this.int(256)] : [...this.pick(['{', '}', '[', ']', '"', ',', ':', '<', '>', '&', '/'])].map((c) => c.charCodeAt(0)),
+      );
+      bytes = Buffer.concat([bytes.subarray(0, at), insert, bytes.subarray(roll === 5 ? at + 1 : at)]);
+    }
+    return bytes;
+  }
+}
+
+function xmlText(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Part 4.1's XML form: arrays as repeated elements, objects as nested ones. */
+function toXml(value: Json, name: string): string {
+  if (Array.isArray(value)) return value.map((item) => toXml(item, name)).join('');
+  if (typeof value === 'object' && value !== null)
+    return `<${name}>${Object.entries(value)
+      .map(([key, item]) => toXml(item, key))
+      .join('')}</${name}>`;
+  return `<${name}>${xmlText(value === null ? '' : String(value))}</${name}>`;
+}
+
+/** XML that parsers choke on, spliced into an otherwise valid document. */
+function xmlHazard(fuzz: Fuzzer): string {
+  const depth = fuzz.pick([9, 99, 101, 150, 1_000, 20_000]);
+  return fuzz.pick([
+    `${'<a>'.repeat(depth)}x${'</a>'.repeat(depth)}`,
+    `${'<a>'.repeat(depth)}`,
+    '<constructor>1</constructor>',
+    '<__proto__><admin>1</admin></__proto__>',
+    '<prototype/>',
+    '<toString>x</toString>',
+    '<id attr="1" other=\'2\'>x</id>',
+    '<![CDATA[<data>]]>',
+    '<!-- comment -->',
+    '<?pi data?>',
+    '<!DOCTYPE data [<!ENTITY x "y">]>',
+    '&amp;&lt;&#x0;&#xD800;&#99999999;&unknown;',
+    '<a:b xmlns:a="urn:x">1</a:b>',
+    '</data><data>',
+    '<columns>',
+    '</columns>',
+    `<id>${'x'.repeat(fuzz.pick([100, 70_000]))}</id>`,
+  ]);
+}
+
+interface FuzzRequest {
+  readonly method: string;
+  readonly headers: Record<string, string>;
+  readonly body?: Buffer;
+  /** The column names sent, when the body still says them as generated. */
+  readonly columns?: readonly string[];
+  readonly note: string;
+}
+
+for (const mode of modes()) {
+  describe(`reporting API: fuzzed requests [${mode}]`, () => {
+    let api: RunningReporting;
+    let now = FIXED_NOW.getTime();
+    const clock = () => new Date(now);
+
+    beforeAll(async () => {
+      // The clock moves a second per request, so that signed seeds stay in the window.
+      api = await startReporting(mode, { RATE_LIMIT_PER_SECOND: '10000' }, clock);
+      await publishEvents(api.system, demoEvents(3, 400));
+    });
+    afterAll(async () => {
+      await api?.system.close();
+    });
+
+    function generate(fuzz: Fuzzer): FuzzRequest {
+      const base = fuzz.pick(BASES);
+      const user = fuzz.chance(0.9)
+        ? base.user
+        : fuzz.pick(['pub', 'adv', 'lite', 'disabled', 'suspended', 'noApi'] as const);
+      const body = structuredClone(base.body);
+      const notes: string[] = [`base ${BASES.indexOf(base)} as ${user}`];
+      if (fuzz.chance(0.25)) {
+        body.columns = fuzz.hostileColumns();
+        notes.push('hostile columns');
+      }
+      const mutations = fuzz.chance(0.15) ? 0 : 1 + fuzz.int(3);
+      for (let i = 0; i < mutations; i += 1) fuzz.mutate(body);
+      if (mutations > 0) notes.push(`${mutations} mutation(s)`);
+
+      const signed: JsonObject = {};
+      const signing = fuzz.int(20);
+      const seed = api.client.nextSeed();
+      const { token } = USERS[user];
+      setKey(signed, 'id', signing === 0 ? fuzz.value() : USERS[user].id);
+      setKey(signed, 'seed', signing === 1 ? fuzz.value() : signing === 2 ? String(seed) : seed);
+      setKey(
+        signed,
+        'hash',
+        signing === 3 ? fuzz.value() : signing === 4 ? sha1Hex(`${seed}${token}`) : sha1Hex(`${token}${seed}`),
+      );
+      if (signing === 5) delete signed[fuzz.pick(['id', 'seed', 'hash'])];
+      for (const [key, value] of Object.entries(body)) setKey(signed, key, value);
+      const columns = Array.isArray(signed.columns) ? (signed.columns as Json[]) : undefined;
+      const knownColumns = columns?.every((c) => typeof c === 'string') ? (columns as string[]) : undefined;
+
+      const asXml = fuzz.chance(0.3);
+      let text = asXml ? toXml(signed, 'data') : JSON.stringify(signed);
+      if (asXml && fuzz.chance(0.3)) {
+        const at = text.indexOf('>') + 1 + fuzz.int(Math.max(1, text.length - 14));
+        text = `${text.slice(0, at)}${xmlHazard(fuzz)}${text.slice(at)}`;
+        notes.push('XML hazard');
+      } else if (!asXml && fuzz.chance(0.1)) {
+        text = text.replace('{', `{"columns":["x"],"seed":0,"type":${JSON.stringify(fuzz.string())},`);
+        notes.push('duplicate keys');
+      } else if (!asXml && fuzz.chance(0.05)) {
+        const depth = fuzz.pick([9, 1_000, 100_000]);
+        text = text.replace(/"columns":/, `"columns":${'['.repeat(depth)}${']'.repeat(depth)},"x":`);
+        notes.push('deep JSON');
+      }
+      if (asXml && fuzz.chance(0.3)) text = `<?xml version="1.0" encoding="UTF-8"?>\n${text}`;
+      const damaged = fuzz.chance(0.15);
+      let payload = damaged ? fuzz.damage(text) : Buffer.from(text, 'utf8');
+      if (damaged) notes.push('damaged bytes');
+      if (fuzz.chance(0.01)) {
+        payload = Buffer.concat([payload, Buffer.alloc(1024 * 1024, 0x20)]);
+        notes.push('over 1 MiB');
+      }
+
+      const headers: Record<string, string> = {};
+      const typeRoll = fuzz.int(10);
+      if (typeRoll < 6) headers['content-type'] = asXml ? fuzz.pick(['text/xml', 'application/xml']) : 'application/json';
+      else if (typeRoll < 8) headers['content-type'] = fuzz.pick(CONTENT_TYPES);
+      if (fuzz.chance(0.6)) headers.accept = fuzz.pick(ACCEPTS);
+      const idRoll = fuzz.int(8);
+      if (idRoll === 0) headers['x-request-id'] = fuzz.string().replace(/[^\x21-\x7e]/g, '').slice(0, 128) || 'r';
+      else if (idRoll === 1) headers['x-request-id'] = fuzz.pick(['a'.repeat(129), 'with space', 'tab\there', 'é', '']);
+      const method = fuzz.chance(0.93) ? 'POST' : fuzz.pick(METHODS);
+      return {
+        method,
+        headers,
+        body: method === 'GET' || method === 'HEAD' ? undefined : payload,
+        columns: damaged ? undefined : knownColumns,
+        note: notes.join(', '),
+      };
+    }
+
+    /** What is wrong with an answer, if anything. */
+    function problemsOf(
+      sent: FuzzRequest,
+      status: number,
+      headers: Record<string, string | string[] | undefined>,
+      text: string,
+    ): string[] {
+      const problems: string[] = [];
+      for (const [name, value] of Object.entries(headers))
+        for (const item of [value ?? ''].flat())
+          if (!VALID_HEADER_VALUE.test(item)) problems.push(`header ${name} holds ${JSON.stringify(item)}`);
+      const code = Number(headers['x-report-code']) as ReportCode;
+      if (!(code in STATUS_OF)) return [...problems, `X-Report-Code ${headers['x-report-code']} is no code of part 7`];
+      if (code === ReportCode.InternalError) problems.push('code 53');
+      const expected = STATUS_OF[code];
+      const allowed = code === ReportCode.InvalidInput ? [expected, ...OTHER_STATUSES_OF_903] : [expected];
+      if (!allowed.includes(status)) problems.push(`status ${status} for code ${code}`);
+
+      const id = headers['x-request-id'];
+      const sentId = sent.headers['x-request-id'];
+      const validSentId = sentId !== undefined && /^[\x21-\x7e]{1,128}$/.test(sentId);
+      if (typeof id !== 'string' || (validSentId ? id !== sentId : !UUID.test(id)))
+        problems.push(`X-Request-Id ${JSON.stringify(id)} for ${JSON.stringify(sentId)}`);
+
+      const removed = headers['x-report-removed'];
+      if (removed !== undefined) {
+        const items = String(removed).split(',');
+        if (!items.every((item) => PERCENT_ENCODED.test(item)))
+          problems.push(`X-Report-Removed ${JSON.stringify(removed)} is not percent-encoded`);
+        else if (sent.columns) {
+          const sentNames = sent.columns.map((c) => c.replace(/\p{Cs}/gu, '\uFFFD'));
+          const unknown = items.map(decodeURIComponent).filter((name) => !sentNames.includes(name));
+          if (unknown.length > 0) problems.push(`X-Report-Removed names ${JSON.stringify(unknown)}, never sent`);
+        }
+      }
+
+      const contentType = String(headers['content-type'] ?? '');
+      if (sent.method !== 'HEAD' && code !== ReportCode.Ok && code !== ReportCode.NoData && code !== ReportCode.DimensionsRemoved) {
+        if (contentType.startsWith('application/json')) {
+          const error = (JSON.parse(text) as { error?: { code?: number } }).error;
+          if (error?.code !== code) problems.push(`JSON error body with code ${error?.code}`);
+        } else if (contentType.startsWith('application/xml')) {
+          if (!text.includes(`<code>${code}</code>`)) problems.push('XML error body without its code');
+        } else if (contentType.startsWith('text/html')) {
+          if (!text.includes(`Error ${code}`)) problems.push('HTML error page without its code');
+        } else problems.push(`error answered as ${contentType}`);
+      }
+      return problems;
+    }
+
+    it(`answers ${FUZZ_REQUESTS} fuzzed requests with result codes of part 7, never 53`, { timeout: 120_000 }, async () => {
+      console.log(`reporting fuzz [${mode}]: FUZZ_SEED=${FUZZ_SEED} FUZZ_REQUESTS=${FUZZ_REQUESTS}`);
+      const fuzz = new Fuzzer(new Random(FUZZ_SEED));
+      const failures: string[] = [];
+      const codes = new Map<number, number>();
+      const started = Date.now();
+      for (let i = 0; i < FUZZ_REQUESTS; i += 1) {
+        now += 1000;
+        const sent = generate(fuzz);
+        let response;
+        try {
+          response = await request(`${api.baseUrl}/api`, {
+            method: sent.method as 'POST',
+            headers: sent.headers,
+            body: sent.body,
+          });
+        } catch (error) {
+          failures.push(`#${i} (${sent.note}): ${sent.method} failed: ${(error as Error).message}`);
+          continue;
+        }
+        const text = Buffer.from(await response.body.arrayBuffer()).toString('utf8');
+        const code = Number(response.headers['x-report-code']);
+        codes.set(code, (codes.get(code) ?? 0) + 1);
+        let problems: string[];
+        try {
+          problems = problemsOf(sent, response.statusCode, response.headers, text);
+        } catch (error) {
+          problems = [`unreadable answer: ${(error as Error).message}`];
+        }
+        if (problems.length > 0) {
+          const body = sent.body?.toString('utf8') ?? '';
+          failures.push(
+            `#${i} (${sent.note}) ${sent.method} ${JSON.stringify(sent.headers)} ${JSON.stringify(body.slice(0, 300))}${body.length > 300 ? '…' : ''} -> ${response.statusCode} ${code}: ${problems.join('; ')}`,
+          );
+        }
+      }
+      const seen = [...codes].sort(([a], [b]) => a - b).map(([code, count]) => `${code}×${count}`);
+      console.log(`reporting fuzz [${mode}]: ${FUZZ_REQUESTS} requests in ${Date.now() - started} ms; codes ${seen.join(' ')}`);
+      expect(failures.slice(0, 20), `${failures.length} failures; replay with FUZZ_SEED=${FUZZ_SEED}`).toEqual([]);
+      // The mutations reach every stage: parsing, authentication, validation and reports.
+      for (const code of [200, 300, 901, 902, 903, 1000, 31, 1005])
+        expect(codes.get(code) ?? 0, `code ${code} seen`).toBeGreaterThan(0);
+    });
+  });
+}
