@@ -18,8 +18,10 @@ async function main(): Promise<void> {
   const config = loadConfig(MainConfig, process.env);
   const logger = createLogger(config.LOG_LEVEL, 'adx');
   let auctionOffsetMs = 0;
+  // The demo's DSPs answer on loopback: their native images may be fetched there.
+  const env = config.DEMO_DSPS === 1 ? { NATIVE_IMAGE_ALLOW_PRIVATE: '1', ...process.env } : process.env;
   const system = await startEmbeddedSystem(
-    process.env,
+    env,
     logger,
     () => new Date(),
     () => new Date(Date.now() + auctionOffsetMs),

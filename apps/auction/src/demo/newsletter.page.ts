@@ -1,8 +1,11 @@
 import escapeHtml from 'escape-html';
 import type { Catalog } from '@app/catalog';
 
-/** The slots the demo newsletter shows: three sizes of one publisher's daily edition and weekend special. */
-export const DEMO_SLOTS = ['slot-1-1-1', 'slot-1-1-2', 'slot-1-2-1'] as const;
+/**
+ * The slots the demo newsletter shows: three banner sizes of one publisher's daily edition and
+ * weekend special, and its native slot.
+ */
+export const DEMO_SLOTS = ['slot-1-1-1', 'slot-1-1-2', 'slot-1-1-3', 'slot-1-2-1'] as const;
 
 /** The ad tag a publisher pastes into a newsletter for one slot (see the README). */
 export function adTag(baseUrl: string, slotId: string, size: string, query: URLSearchParams): string {
@@ -35,6 +38,7 @@ export function newsletterPage(catalog: Catalog, baseUrl: string, recipient: str
   <p class="meta">${escapeHtml(slot.name)} · ${escapeHtml(slot.size)}</p>
 </section>`;
   });
+  const sync = `${baseUrl}/sync?${new URLSearchParams({ recipient }).toString()}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Demo newsletter</title>
 <style>body{font-family:Georgia,serif;max-width:760px;margin:2em auto;color:#222}section{margin:2em 0;padding-bottom:1em;border-bottom:1px solid #ddd}.meta{color:#777;font-size:.8em}</style>
@@ -42,5 +46,6 @@ export function newsletterPage(catalog: Catalog, baseUrl: string, recipient: str
 <h1>The Morning Ledger — demo edition</h1>
 <p>Every ad on this page is served by the exchange's ad tag: each image is an auction, a reload is a reopen, a click goes to the advertiser.</p>
 ${sections.join('\n')}
+<img src="${escapeHtml(sync)}" width="1" height="1" alt="" style="position:absolute;left:-1px" data-role="user-sync">
 </body></html>`;
 }
