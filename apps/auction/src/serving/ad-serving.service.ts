@@ -14,7 +14,7 @@ import { UserSyncService, type SyncUser } from '../sync/user-sync.service';
 import { TrackerDispatcher } from '../tracking/tracker.dispatcher';
 import { DecisionStore } from './decision.store';
 import { EventPublisher } from './event.publisher';
-import { parseTagQuery, type TagQuery } from './tag-query.parser';
+import { parseTagQuery, queryLength, type TagQuery } from './tag-query.parser';
 import { ViewerResolver } from './viewer.resolver';
 
 /** What the controller answers: a redirect, or the transparent pixel when there is no ad. */
@@ -97,9 +97,7 @@ export class AdServingService {
       });
       throw new AuctionException(AuctionErrorCode.UnknownAdSlot, 'no ad slot with that id');
     }
-    const queryAt = req.originalUrl.indexOf('?');
-    const rawLength = queryAt < 0 ? 0 : req.originalUrl.length - queryAt - 1;
-    const parsed = parseTagQuery(req.query as TagQuery, rawLength);
+    const parsed = parseTagQuery(req.query as TagQuery, queryLength(req.originalUrl));
     for (const problem of parsed.problems) adRequests.inc({ endpoint: 'tag', result: problem });
     const { viewer, setCookie, userKeys, knownCookie, recipientUserId } = this.viewers.resolve(
       req,

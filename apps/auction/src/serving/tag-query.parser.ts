@@ -20,6 +20,12 @@ const VALUE = /^\P{Cc}+$/u;
 
 export type TagQuery = Readonly<Record<string, string | string[] | undefined>>;
 
+/** The length of a request target's query string, the part `TAG_LIMITS.queryBytes` bounds. */
+export function queryLength(originalUrl: string): number {
+  const at = originalUrl.indexOf('?');
+  return at < 0 ? 0 : originalUrl.length - at - 1;
+}
+
 export interface ParsedTag {
   readonly tag: TagParameters;
   /** The parameters dropped and why, e.g. `age:invalid`; the request is still served. */

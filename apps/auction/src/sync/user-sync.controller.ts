@@ -2,7 +2,7 @@ import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { adRequests } from '@app/observability';
 import { noStore, sendPixel } from '../serving/ad-answer';
-import { parseTagQuery, type TagQuery } from '../serving/tag-query.parser';
+import { parseTagQuery, queryLength, type TagQuery } from '../serving/tag-query.parser';
 import { ViewerResolver } from '../serving/viewer.resolver';
 import { PublicOrigin } from '../public-origin.service';
 import { UserSyncService } from './user-sync.service';
@@ -21,7 +21,7 @@ export class UserSyncController {
 
   @Get('sync')
   async pixel(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const { tag } = parseTagQuery(req.query as TagQuery, req.originalUrl.length);
+    const { tag } = parseTagQuery(req.query as TagQuery, queryLength(req.originalUrl));
     const resolved = this.viewers.resolve(req, tag);
     if (resolved.setCookie) res.setHeader('Set-Cookie', resolved.setCookie);
     const next = await this.sync.nextSyncUrl({
