@@ -39,6 +39,31 @@ export default tseslint.config(
       ],
     },
   },
+  // Browser scripts served as files by the apps (report builder, API docs): plain JavaScript outside the TS project.
+  { files: ['apps/*/src/**/public/**/*.js'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['apps/*/src/**/public/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: Object.fromEntries(
+        [
+          'window',
+          'document',
+          'fetch',
+          'performance',
+          'setTimeout',
+          'clearTimeout',
+          'setInterval',
+          'clearInterval',
+          'URL',
+          'URLSearchParams',
+          'TextEncoder',
+          'getComputedStyle',
+          'CSS',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
   {
     files: ['apps/*/src/main.ts', 'scripts/**/*.ts', 'bench/**/*.ts', 'libs/testing/**/*.ts', 'test/**/*.ts'],
     rules: { 'no-restricted-properties': 'off' },

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import ExcelJS from 'exceljs';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReportCode } from '@app/report-model';
 import { demoEvents } from '@app/testing';
 import { artifactPath, chromiumAvailable, launchChromium } from '../support/browser';
 import { publishEvents, startReporting, USERS, type RunningReporting } from './reporting-system';
@@ -13,7 +14,8 @@ type User = { readonly id: string; readonly token: string };
 interface BuilderCatalog {
   now: number;
   resultCodes: { code: number; name: string; httpStatus: number; message: string; advice: string }[];
-  splits: { name: string; exactness: string }[];
+  splits: { name: string; exactness: string; variantExactness: string | null }[];
+  metrics: { name: string; inVariant: boolean }[];
 }
 
 /** Closed days of the demo traffic, which ends the day before the pinned "today" (2026-11-22). */
@@ -21,7 +23,8 @@ const RANGE = { startDate: '2026-11-12', endDate: '2026-11-21' };
 const COLUMNS = ['impressions', 'clicks', 'ctr', 'revenue'];
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
-const asCell = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
+const asCell = (v: string | number | null | undefined): string =>
+  v === null || v === undefined ? '' : String(v);
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 
 interface TableContent {
@@ -75,11 +78,27 @@ async function chooseColumns(page: Page, columns: readonly string[]): Promise<vo
 async function paintedPixels(page: Page): Promise<number> {
   return page.evaluate(() => {
     const canvas = (globalThis as any).document.getElementById('chart');
-    const data: Uint8ClampedArray = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    const data: Uint8ClampedArray = canvas
+      .getContext('2d')
+      .getImageData(0, 0, canvas.width, canvas.height).data;
     let painted = 0;
     for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) painted++;
     return painted;
   });
+}
+
+/**
+ * A screenshot of the whole page with the viewport as tall as the page, so that the sticky
+ * "Run report" bar sits at the bottom of the form as a person scrolled there would see it.
+ */
+async function fullScreenshot(page: Page, file: string): Promise<void> {
+  const viewport = page.viewportSize()!;
+  const height = await page.evaluate(
+    () => (globalThis as any).document.documentElement.scrollHeight as number,
+  );
+  await page.setViewportSize({ width: viewport.width, height: Math.max(viewport.height, height) });
+  await page.screenshot({ path: artifactPath(file) });
+  await page.setViewportSize(viewport);
 }
 
 async function horizontalOverflow(page: Page): Promise<number> {
@@ -97,6 +116,8 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
   let catalog: BuilderCatalog;
   /** The publisher's report as the API answers it, totals at the bottom. */
   let expected: Row[];
+  /** The same, filtered on two countries and sorted by clicks. */
+  let expectedFiltered: Row[];
   const apiRequests: { accept: string | undefined; body: any }[] = [];
   const requestedUrls: string[] = [];
   const consoleErrors: string[] = [];
@@ -126,6 +147,17 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     expect(res.status).toBe(200);
     expected = res.json<Row[]>();
     expect(expected.length).toBeGreaterThan(5);
+    const filtered = await api.client.json(USERS.pub, {
+      ...RANGE,
+      type: 'publisher',
+      splits: ['day'],
+      columns: COLUMNS,
+      filters: [{ dimension: 'country', operator: 'equals', values: ['US', 'GB'] }],
+      sort: { clicks: 'desc' },
+      format: { columnTotals: 'bottom' },
+    });
+    expectedFiltered = filtered.json<Row[]>();
+    expect(expectedFiltered.length).toBeGreaterThan(5);
     catalog = (await (await fetch(`${api.baseUrl}/builder/catalog.json`)).json()) as BuilderCatalog;
 
     browser = await launchChromium();
@@ -157,6 +189,21 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     expect(await page.evaluate(() => typeof (globalThis as any).Chart)).toBe('function');
     // The service's clock is pinned at FIXED_NOW, days behind the browser's.
     expect(Math.abs(catalog.now * 1000 - Date.now())).toBeGreaterThan(24 * 3600 * 1000);
+  });
+
+  it('labels every form control and has advice for every result code', async () => {
+    const unlabelled = await page.$$eval('input:not([type="hidden"]), select, textarea', (controls) =>
+      controls
+        .filter(
+          (c: any) =>
+            c.labels.length === 0 && !c.getAttribute('aria-label') && !c.getAttribute('aria-labelledby'),
+        )
+        .map((c: any) => c.id as string),
+    );
+    expect(unlabelled).toEqual([]);
+    const codes = Object.values(ReportCode).filter((v) => typeof v === 'number');
+    expect(catalog.resultCodes.map((c) => c.code).sort()).toEqual([...codes].sort());
+    for (const c of catalog.resultCodes) expect(c.advice.length, `advice for ${c.code}`).toBeGreaterThan(10);
   });
 
   it('hashes with SHA-1 exactly as the service does, in WebCrypto and in its plain fallback', async () => {
@@ -224,7 +271,7 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     await page.waitForSelector('#chart-figure:not([hidden])');
     expect(await page.evaluate(() => (globalThis as any).Chart.getChart('chart')?.config.type)).toBe('line');
     expect(await paintedPixels(page)).toBeGreaterThan(1000);
-    await page.screenshot({ path: artifactPath('report-builder.png'), fullPage: true });
+    await fullScreenshot(page, 'report-builder.png');
   });
 
   it('sorts the table by a column when its heading is clicked', async () => {
@@ -257,7 +304,10 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
 
   it('downloads JSON, XML and HTML the same way', async () => {
     const fetchDownload = async (format: string) => {
-      const [download] = await Promise.all([page.waitForEvent('download'), page.click(`#download-${format}`)]);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.click(`#download-${format}`),
+      ]);
       return { name: download.suggestedFilename(), text: await readFile(await download.path(), 'utf8') };
     };
     const json = await fetchDownload('json');
@@ -268,7 +318,11 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     expect(xml.text).toContain(`<day>${expected[0].day}</day>`);
     const html = await fetchDownload('html');
     expect(html.text).toContain('<table>');
-    expect(apiRequests.slice(-3).map((r) => r.accept)).toEqual(['application/json', 'application/xml', 'text/html']);
+    expect(apiRequests.slice(-3).map((r) => r.accept)).toEqual([
+      'application/json',
+      'application/xml',
+      'text/html',
+    ]);
   });
 
   it('keeps the query in the URL, never the token, and restores the form from it', async () => {
@@ -301,7 +355,7 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     expect(await page.inputValue('#split')).toBe('day');
     expect(await page.isChecked('#type-publisher')).toBe(true);
     for (const c of COLUMNS) expect(await page.isChecked(`#col-${c}`)).toBe(true);
-    expect(await page.isChecked('#col-spend').catch(() => false)).toBe(false);
+    expect(await page.locator('#col-spend').count()).toBe(0); // an advertiser metric
     expect(await page.inputValue('#user-id')).toBe(USERS.pub.id);
     expect(await page.inputValue('#token')).toBe('');
     // Signing in again runs the shared report.
@@ -316,7 +370,31 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     expect(seeds.length).toBeGreaterThan(8);
     for (let i = 1; i < seeds.length; i++) expect(seeds[i]).toBeGreaterThan(seeds[i - 1]);
     expect(Math.abs(seeds[0] - catalog.now)).toBeLessThan(300);
-    for (const r of apiRequests) expect(r.body.hash).toBe(sha1(`${USERS.pub.token}${r.body.seed}`));
+    // The first request carried the wrong token of the sign-in test; every other one the right token.
+    const [wrong, ...right] = apiRequests;
+    expect(wrong.body.hash).toBe(sha1(`not-the-token${wrong.body.seed}`));
+    for (const r of right) expect(r.body.hash).toBe(sha1(`${USERS.pub.token}${r.body.seed}`));
+  });
+
+  it('filters and sorts through the API, and keeps both in the URL', async () => {
+    await page.click('#add-filter');
+    expect(await page.inputValue('#filter-list .filter-dimension')).toBe('country');
+    await page.selectOption('#filter-list .filter-operator', 'equals');
+    await page.fill('#filter-list .filter-values', 'US, GB');
+    await page.selectOption('#sort-key', 'clicks');
+    await page.selectOption('#sort-dir', 'desc');
+    await runAndWait(page);
+    expect(await readTable(page)).toEqual(expectedTable(expectedFiltered));
+    expect(apiRequests[apiRequests.length - 1].body).toMatchObject({
+      filters: [{ dimension: 'country', operator: 'equals', values: ['US', 'GB'] }],
+      sort: { clicks: 'desc' },
+    });
+    const params = new URLSearchParams(new URL(page.url()).hash.slice(1));
+    expect(JSON.parse(params.get('filters')!)).toEqual([['country', 'equals', ['US', 'GB']]]);
+    expect(params.get('sort')).toBe('clicks:desc');
+    await page.click('#filter-list .filter-remove');
+    await page.selectOption('#sort-key', '');
+    expect(new URL(page.url()).hash).not.toContain('filters');
   });
 
   it('marks an inexact split, from the catalogue and X-Report-Exactness', async () => {
@@ -324,10 +402,12 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     expect(country.exactness).toBe('inexact');
     await page.selectOption('#split', 'country');
     await runAndWait(page);
-    await expect(page.innerText('#notices [data-notice="inexact"]')).resolves.toContain('Country split is inexact'.slice(4));
+    expect(await page.innerText('#notices [data-notice="inexact"]')).toContain(
+      'The country split is inexact',
+    );
     expect(await page.innerText('th[data-field="country"]')).toContain('inexact');
     expect(await page.evaluate(() => (globalThis as any).Chart.getChart('chart')?.config.type)).toBe('bar');
-    await page.screenshot({ path: artifactPath('report-builder-inexact.png'), fullPage: true });
+    await fullScreenshot(page, 'report-builder-inexact.png');
   });
 
   it('shows the columns the service left out, from X-Report-Removed', async () => {
@@ -437,15 +517,53 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
       expect(await p.isDisabled('#type-publisher')).toBe(true);
       expect(await p.isChecked('#type-advertiser')).toBe(true);
       await p.selectOption('#split', 'campaign_id');
+      await p.click('#attribute-details summary');
       await p.check('#col-campaign_name');
       await runAndWait(p);
       expect(await p.locator('#report-table tbody tr').count()).toBeGreaterThan(0);
       expect(await horizontalOverflow(p)).toBeLessThanOrEqual(0);
-      await p.screenshot({ path: artifactPath('report-builder-zoom-200.png'), fullPage: true });
+      await fullScreenshot(p, 'report-builder-zoom-200.png');
+      await p.locator('#results').screenshot({ path: artifactPath('report-builder-zoom-200-results.png') });
     } finally {
       await zoomed.close();
     }
     expect(consoleErrors).toEqual([]);
+  });
+
+  it('offers the advertiser-only variant its own splits and metrics', async () => {
+    const lite = await context.browser()!.newContext();
+    try {
+      const p = await lite.newPage();
+      watch(p);
+      await p.goto(`${api.baseUrl}/`);
+      await p.waitForSelector('body[data-state="ready"]');
+      await signIn(p, USERS.lite);
+      expect(await p.isDisabled('#type-publisher')).toBe(true);
+      expect(await p.innerText('#type-publisher-note')).toContain('code 44');
+      expect(await p.isChecked('#type-advertiser')).toBe(true);
+      const splits = await p.$$eval('#split option', (options) =>
+        options.map((o: any) => o.value as string).filter(Boolean),
+      );
+      expect(splits.sort()).toEqual(
+        catalog.splits
+          .filter((s) => s.variantExactness !== null)
+          .map((s) => s.name)
+          .sort(),
+      );
+      const inexact = await p.$$eval('#split optgroup:last-of-type option', (options) =>
+        options.map((o: any) => o.value as string),
+      );
+      expect(inexact).toEqual(
+        catalog.splits.filter((s) => s.variantExactness === 'inexact').map((s) => s.name),
+      );
+      expect(inexact).toContain('publisher_domain');
+      const metrics = await p.$$eval('#metric-list input', (inputs) =>
+        inputs.map((i: any) => i.value as string),
+      );
+      expect(metrics).toEqual(catalog.metrics.filter((m) => m.inVariant).map((m) => m.name));
+    } finally {
+      await lite.close();
+    }
   });
 
   it('renders the API documentation at /docs from files of the app', async () => {

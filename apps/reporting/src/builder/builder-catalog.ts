@@ -29,7 +29,11 @@ export const API_VARIANTS: readonly ApiVariant[] = ['full', 'advertiser_only'];
 
 /** The response formats of part 4.1, by the `Accept` value that selects them. */
 export const RESPONSE_FORMATS = [
-  { id: 'xlsx', accept: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', extension: 'xlsx' },
+  {
+    id: 'xlsx',
+    accept: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    extension: 'xlsx',
+  },
   { id: 'xml', accept: 'application/xml', extension: 'xml' },
   { id: 'json', accept: 'application/json', extension: 'json' },
   { id: 'html', accept: 'text/html', extension: 'html' },
@@ -45,7 +49,11 @@ const DATE_RANGE_PRESETS: readonly { label: string; start: string; end: string }
   { label: 'Last 7 days', start: '-7 days', end: 'yesterday' },
   { label: 'Last 30 days', start: '-30 days', end: 'yesterday' },
   { label: 'Last week (Sunday to Saturday)', start: 'first day of last week', end: 'last day of last week' },
-  { label: 'Last ISO week (Monday to Sunday)', start: 'first day of last isoweek', end: 'last day of last isoweek' },
+  {
+    label: 'Last ISO week (Monday to Sunday)',
+    start: 'first day of last isoweek',
+    end: 'last day of last isoweek',
+  },
   { label: 'Last month', start: 'first day of last month', end: 'last day of last month' },
   { label: 'Last quarter', start: 'first day of last quarter', end: 'last day of last quarter' },
   { label: 'This year so far', start: 'first day of this year', end: 'yesterday' },

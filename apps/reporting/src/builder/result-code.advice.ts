@@ -29,8 +29,7 @@ export const REPORT_CODE_ADVICE: Readonly<Record<ReportCode, string>> = {
   [ReportCode.FilterOutsideAccount]:
     'A filter names something that belongs to another account. Remove that filter or use ids of your own account.',
   [ReportCode.VariantTypeDenied]: 'This user may run advertiser reports only: choose Advertiser.',
-  [ReportCode.QueryLimitExceeded]:
-    'Too many requests in one second. Wait {wait}, then run the report again.',
+  [ReportCode.QueryLimitExceeded]: 'Too many requests in one second. Wait {wait}, then run the report again.',
   [ReportCode.InternalError]:
     'Something went wrong on our side. Try again in a minute; if it keeps happening, contact support and quote the request id.',
   [ReportCode.Ok]: 'The report is ready.',
@@ -38,18 +37,17 @@ export const REPORT_CODE_ADVICE: Readonly<Record<ReportCode, string>> = {
     'There is no data for this range and these filters. Reports cover closed days only (up to yesterday): try a wider date range or fewer filters.',
   [ReportCode.DimensionsRemoved]:
     'Some columns were left out because they do not apply to this report type; they are named above the table.',
-  [ReportCode.StoreUnavailable]:
-    'The report store is unavailable at the moment. Try again in a few minutes.',
+  [ReportCode.StoreUnavailable]: 'The report store is unavailable at the moment. Try again in a few minutes.',
   [ReportCode.QueryTimeout]:
     'The report took too long to compute. Choose a shorter date range, a coarser split or more filters.',
   [ReportCode.ApiAccessDenied]:
     'This user has no access to the reporting API. Ask your account manager to enable it.',
   [ReportCode.MissingParameter]: 'A required field is missing: check the dates, the split and the columns.',
-  [ReportCode.IncorrectType]: 'A field has the wrong type. Check the values of the form and run the report again.',
+  [ReportCode.IncorrectType]:
+    'A field has the wrong type. Check the values of the form and run the report again.',
   [ReportCode.InvalidInput]:
     'A value is not valid. Dates must be before today and at most one year apart (for example "yesterday", "-7 days" or "2026-01-31"); check the filters and the sort too.',
-  [ReportCode.InvalidContentType]:
-    'The request was not sent as JSON or XML. Reload the page and try again.',
+  [ReportCode.InvalidContentType]: 'The request was not sent as JSON or XML. Reload the page and try again.',
   [ReportCode.InvalidFunction]:
     'The service only answers the function "data". Reload the page and try again.',
   [ReportCode.InvalidDimension]:

@@ -60,7 +60,12 @@ export class StaticAssets {
     const asset = this.assets[name];
     let body = this.cache.get(name);
     if (body === undefined) {
-      body = readFileSync(asset.file);
+      try {
+        body = readFileSync(asset.file);
+      } catch {
+        res.status(404).type('text/plain').send('Not found\n');
+        return;
+      }
       this.cache.set(name, body);
     }
     res.status(200).set(this.headers).set('Content-Type', asset.contentType).send(body);

@@ -34,7 +34,10 @@ export class OpenApiController {
         file: path.join(SWAGGER_UI_DIR, 'swagger-ui-bundle.js'),
         contentType: CONTENT_TYPES.js,
       },
-      'favicon-32x32.png': { file: path.join(SWAGGER_UI_DIR, 'favicon-32x32.png'), contentType: CONTENT_TYPES.png },
+      'favicon-32x32.png': {
+        file: path.join(SWAGGER_UI_DIR, 'favicon-32x32.png'),
+        contentType: CONTENT_TYPES.png,
+      },
     },
     browserHeaders(DOCS_CSP),
   );
@@ -43,7 +46,11 @@ export class OpenApiController {
 
   @Get('openapi.json')
   openapi(@Res() res: Response): void {
-    res.status(200).set('Cache-Control', 'no-cache').set('Access-Control-Allow-Origin', '*').json(this.document);
+    res
+      .status(200)
+      .set('Cache-Control', 'no-cache')
+      .set('Access-Control-Allow-Origin', '*')
+      .json(this.document);
   }
 
   @Get('docs')

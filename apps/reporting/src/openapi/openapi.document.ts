@@ -60,9 +60,9 @@ function table(head: readonly string[], rows: readonly (readonly string[])[]): s
 function description(options: OpenApiOptions, codes: readonly BuilderResultCode[]): string {
   const windowMinutes = options.seedWindowSeconds / 60;
   return [
-    'Aggregated ad-performance records of the email ad exchange, for publishers (inventory) and advertisers:',
-    'one endpoint, `POST /api`, answering JSON, XML, HTML or a spreadsheet. The report builder at',
-    '[`/`](/) is a page that signs and sends these requests for you.',
+    'One endpoint, `POST /api`, answers JSON, XML, HTML or a spreadsheet: the records of one report',
+    '(one split, the columns asked for) over a range of closed days. The [report builder](/) is a page of',
+    'this service that signs and sends these requests for you; [`/openapi.json`](/openapi.json) is this description.',
     '',
     '## Authentication',
     'Every request carries three fields in its body (there is no header or cookie):',
@@ -72,7 +72,7 @@ function description(options: OpenApiOptions, codes: readonly BuilderResultCode[
     '- `hash`: the SHA-1 of the private token immediately followed by the seed in decimal, as 40 hexadecimal digits.',
     '',
     '```sh',
-    "SEED=$(date +%s); HASH=$(printf '%s%s' \"$TOKEN\" \"$SEED\" | sha1sum | cut -d' ' -f1)",
+    'SEED=$(date +%s); HASH=$(printf \'%s%s\' "$TOKEN" "$SEED" | sha1sum | cut -d\' \' -f1)',
     '```',
     '',
     '```js',
@@ -102,13 +102,7 @@ function description(options: OpenApiOptions, codes: readonly BuilderResultCode[
     '',
     table(
       ['Split', 'Report types', 'Exactness', 'Advertiser-only variant', 'Value'],
-      SPLITS.map((s) => [
-        `\`${s.name}\``,
-        typesText(s.types),
-        s.exactness,
-        splitVariantText(s),
-        s.valueKind,
-      ]),
+      SPLITS.map((s) => [`\`${s.name}\``, typesText(s.types), s.exactness, splitVariantText(s), s.valueKind]),
     ),
     '',
     '## Metric columns',
@@ -207,7 +201,12 @@ function recordSchema(): Record<string, unknown> {
   for (const s of SPLITS)
     properties[s.name] = {
       // The totals record carries the string `(totals)` in the split field.
-      type: s.valueKind === 'integer' ? ['integer', 'string'] : properties[s.name] ? ['string', 'null'] : 'string',
+      type:
+        s.valueKind === 'integer'
+          ? ['integer', 'string']
+          : properties[s.name]
+            ? ['string', 'null']
+            : 'string',
       description: `Split, ${s.exactness}. ${describeField(s.name) ?? ''}`.trim(),
     };
   for (const m of METRICS)
@@ -246,9 +245,15 @@ function requestSchema(options: OpenApiOptions): Record<string, unknown> {
       hash: {
         type: 'string',
         pattern: '^[0-9a-fA-F]{40}$',
-        description: 'SHA-1 of the private token followed by the seed, in that order, as 40 hexadecimal digits.',
+        description:
+          'SHA-1 of the private token followed by the seed, in that order, as 40 hexadecimal digits.',
       },
-      function: { type: 'string', enum: ['data'], default: 'data', description: 'Only `data` (code 1001 otherwise).' },
+      function: {
+        type: 'string',
+        enum: ['data'],
+        default: 'data',
+        description: 'Only `data` (code 1001 otherwise).',
+      },
       type: {
         type: 'string',
         enum: [...REPORT_TYPES],
@@ -272,13 +277,15 @@ function requestSchema(options: OpenApiOptions): Record<string, unknown> {
         type: 'array',
         maxItems: 1,
         items: ref('SplitElement'),
-        description: 'At most one split, allowed for the type (code 1005 otherwise). Empty: one record of totals.',
+        description:
+          'At most one split, allowed for the type (code 1005 otherwise). Empty: one record of totals.',
       },
       columns: {
         type: 'array',
         maxItems: 100,
         items: ref('Column'),
-        description: 'Metrics and attributes, in the order returned. A column not offered for the type is left out (code 300).',
+        description:
+          'Metrics and attributes, in the order returned. A column not offered for the type is left out (code 300).',
       },
       filters: {
         type: 'array',
@@ -298,13 +305,19 @@ function errorContent(codes: readonly BuilderResultCode[]): Record<string, unkno
     'application/json': {
       schema: ref('ErrorBody'),
       examples: Object.fromEntries(
-        codes.map((c) => [byName(c), { summary: `${c.code}: ${c.message}`, value: ERROR_RESPONSE(c.code, c.message) }]),
+        codes.map((c) => [
+          byName(c),
+          { summary: `${c.code}: ${c.message}`, value: ERROR_RESPONSE(c.code, c.message) },
+        ]),
       ),
     },
     'application/xml': {
       schema: { type: 'string' },
       examples: Object.fromEntries(
-        codes.map((c) => [byName(c), { summary: `${c.code}: ${c.message}`, value: errorXml(c.code, c.message) }]),
+        codes.map((c) => [
+          byName(c),
+          { summary: `${c.code}: ${c.message}`, value: errorXml(c.code, c.message) },
+        ]),
       ),
     },
     'text/html': { schema: { type: 'string' } },
@@ -320,14 +333,18 @@ function errorResponses(codes: readonly BuilderResultCode[]): Record<string, unk
   if (invalidInput) byStatus.set(413, [invalidInput]);
   const responses: Record<string, unknown> = {};
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const lines = list.map((c) => `- **${c.code}** ${c.message}. ${c.advice.replace('{wait}', 'the seconds of `Retry-After`')}`);
+    const lines = list.map(
+      (c) => `- **${c.code}** ${c.message}. ${c.advice.replace('{wait}', 'the seconds of `Retry-After`')}`,
+    );
     const headers: Record<string, unknown> = {
       'X-Report-Code': header('X-Report-Code'),
       'X-Request-Id': header('X-Request-Id'),
     };
     if (status === 429) headers['Retry-After'] = header('Retry-After');
     responses[String(status)] = {
-      description: [status === 413 ? 'The body is larger than the limit.' : '', ...lines].filter(Boolean).join('\n'),
+      description: [status === 413 ? 'The body is larger than the limit.' : '', ...lines]
+        .filter(Boolean)
+        .join('\n'),
       headers,
       content: errorContent(list),
     };
@@ -372,7 +389,10 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
               'application/json': {
                 schema: ref('ReportRequest'),
                 examples: {
-                  publisher: { summary: 'Publisher report by day, totals at the bottom', value: PUBLISHER_REQUEST },
+                  publisher: {
+                    summary: 'Publisher report by day, totals at the bottom',
+                    value: PUBLISHER_REQUEST,
+                  },
                   advertiser: {
                     summary: 'Advertiser report by campaign, filtered and sorted',
                     value: ADVERTISER_REQUEST,
@@ -383,7 +403,10 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
                 schema: ref('ReportRequest'),
                 examples: {
                   publisher: { summary: 'Publisher report by day', value: requestXml(PUBLISHER_REQUEST) },
-                  advertiser: { summary: 'Advertiser report by campaign', value: requestXml(ADVERTISER_REQUEST) },
+                  advertiser: {
+                    summary: 'Advertiser report by campaign',
+                    value: requestXml(ADVERTISER_REQUEST),
+                  },
                 },
               },
               'text/xml': {
@@ -410,17 +433,22 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
                 },
                 'application/xml': {
                   schema: { type: 'string' },
-                  examples: { publisher: { summary: 'The publisher example', value: reportXml(PUBLISHER_RESPONSE) } },
+                  examples: {
+                    publisher: { summary: 'The publisher example', value: reportXml(PUBLISHER_RESPONSE) },
+                  },
                 },
                 'text/html': {
                   schema: { type: 'string' },
-                  examples: { publisher: { summary: 'The publisher example', value: reportHtml(PUBLISHER_RESPONSE) } },
+                  examples: {
+                    publisher: { summary: 'The publisher example', value: reportHtml(PUBLISHER_RESPONSE) },
+                  },
                 },
                 [XLSX]: {
                   schema: {
                     type: 'string',
                     format: 'binary',
-                    description: 'One sheet, typed numeric cells, a bold frozen header row and a bold totals row.',
+                    description:
+                      'One sheet, typed numeric cells, a bold frozen header row and a bold totals row.',
                   },
                 },
               },
@@ -470,7 +498,8 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
             columnNames: {
               type: 'string',
               enum: [...COLUMN_NAMES_OPTIONS],
-              description: 'Names as the first record. Default: `top` for spreadsheet and HTML, `off` otherwise.',
+              description:
+                'Names as the first record. Default: `top` for spreadsheet and HTML, `off` otherwise.',
             },
             columnTotals: {
               type: 'string',

@@ -54,11 +54,7 @@ export const ERROR_RESPONSE = (code: number, message: string): ExampleObject => 
 });
 
 function escapeXml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;');
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
 /** Part 4.1's XML form: arrays as repeated elements of the same name, objects as nested elements. */

@@ -14,7 +14,16 @@
   const JSON_TYPE = 'application/json';
   const TIME_SORT_KINDS = ['date', 'time'];
   const CHART_MAX_BARS = 40;
-  const ACRONYMS = { id: 'ID', ctr: 'CTR', ccr: 'CCR', cpm: 'CPM', cpc: 'CPC', cpa: 'CPA', os: 'OS', io: 'IO' };
+  const ACRONYMS = {
+    id: 'ID',
+    ctr: 'CTR',
+    ccr: 'CCR',
+    cpm: 'CPM',
+    cpc: 'CPC',
+    cpa: 'CPA',
+    os: 'OS',
+    io: 'IO',
+  };
   const TYPE_NOTES = {
     publisher: 'How your inventory performs',
     advertiser: "How your media group's advertisers perform",
@@ -55,7 +64,8 @@
     Object.assign(node, rest);
     for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, value);
     for (const [name, value] of Object.entries(dataset || {})) node.dataset[name] = value;
-    for (const child of children || []) if (child !== null && child !== undefined && child !== false) node.append(child);
+    for (const child of children || [])
+      if (child !== null && child !== undefined && child !== false) node.append(child);
     return node;
   }
 
@@ -194,7 +204,10 @@
     return Number.isFinite(value) && value > 0 ? Math.ceil(value) : 1;
   }
 
-  /** Sends one signed request; requests go one after the other, at most one a second. */
+  /**
+   * Sends one signed request. Requests go one after the other, at most one a second per user
+   * (counted across this browser's tabs and reloads), so that seeds grow in the order sent.
+   */
   function send(body, accept) {
     const job = queue.then(() => transmit(body, accept, false));
     queue = job.then(
@@ -206,12 +219,19 @@
 
   async function transmit(body, accept, retried) {
     if (!signer || secret === null) throw new Error('not signed in');
-    const wait = Math.max(lastSentAt + requestGapMs(), blockedUntil) - performance.now();
-    if (wait > 0) await sleep(wait);
     const id = signer;
+    // This page's last request, and the last one of this user in any tab of this browser.
+    const sentElsewhere = Number(storageGet(`sent:${id}`)) || 0;
+    const wait = Math.max(
+      lastSentAt + requestGapMs() - performance.now(),
+      sentElsewhere + requestGapMs() - Date.now(),
+      blockedUntil - performance.now(),
+    );
+    if (wait > 0) await sleep(Math.min(wait, 5000));
     const seed = nextSeed(id);
     const hash = await sha1Hex(secret + String(seed));
     lastSentAt = performance.now();
+    storageSet(`sent:${id}`, String(Date.now()));
     const response = await fetch('/api', {
       method: 'POST',
       headers: { 'Content-Type': JSON_TYPE, Accept: accept },
@@ -261,6 +281,14 @@
     return entry ? entry.code : NaN;
   }
 
+  /** The catalogue's message without its category ("Permission denied: ..."). */
+  function reason(code) {
+    const entry = codeEntry(code);
+    if (!entry) return 'unexpected answer from the service';
+    const cut = entry.message.indexOf(': ');
+    return cut >= 0 ? entry.message.slice(cut + 2) : entry.message;
+  }
+
   function fillWait(text, seconds) {
     return text.replace('{wait}', `${seconds} second${seconds === 1 ? '' : 's'}`);
   }
@@ -289,6 +317,23 @@
       .join(' ');
   }
 
+  /** A name inside a sentence: "campaign ID", "day hour". */
+  function phrase(name) {
+    return name
+      .split('_')
+      .map((word) => ACRONYMS[word] || word)
+      .join(' ');
+  }
+
+  /** The dates of a query as days when the service told what the expressions mean. */
+  function rangeText(q) {
+    const start = resolvedDates.get(q.start);
+    const end = resolvedDates.get(q.end);
+    const days = start && end ? `${start} to ${end}` : `${q.start} to ${q.end}`;
+    const typed = start && end && (start !== q.start || end !== q.end) ? ` (${q.start} to ${q.end})` : '';
+    return days + typed;
+  }
+
   function isNumericField(name, split) {
     if (findMetric(name)) return true;
     const s = name === split ? findSplit(name) : null;
@@ -296,7 +341,10 @@
   }
 
   const integerFormat = new Intl.NumberFormat('en-US');
-  const decimalFormat = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 4 });
+  const decimalFormat = new Intl.NumberFormat('en-US', {
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 4,
+  });
 
   function formatValue(field, value) {
     if (value === null || value === undefined) return '—';
@@ -336,11 +384,12 @@
         const info = typeInfo(type);
         const input = el('input', { type: 'radio', name: 'report-type', id: `type-${type}`, value: type });
         input.checked = type === chosen;
-        const note = el('span', { className: 'choice-note', id: `type-${type}-note` }, [TYPE_NOTES[type] || '']);
+        const note = el('span', { className: 'choice-note', id: `type-${type}-note` }, [
+          TYPE_NOTES[type] || '',
+        ]);
         if (info && !info.allowed) {
           input.disabled = true;
-          const entry = codeEntry(info.code);
-          note.textContent = `Not available to this account: ${entry ? entry.message : 'denied'} (code ${info.code}).`;
+          note.textContent = `Not available: ${reason(info.code)} (code ${info.code}).`;
         }
         input.setAttribute('aria-describedby', note.id);
         return el('label', { className: 'choice', htmlFor: input.id }, [
@@ -365,7 +414,8 @@
       el('optgroup', { label: 'Inexact: estimated from compressed data' }, inexact.map(option)),
     );
     const names = allowed.map((s) => s.name);
-    select.value = previous === '' || names.includes(previous) ? previous : names.includes('day') ? 'day' : '';
+    select.value =
+      previous === '' || names.includes(previous) ? previous : names.includes('day') ? 'day' : '';
     updateSplitHint();
   }
 
@@ -400,18 +450,32 @@
     const metrics = catalog.metrics.filter((m) => metricAllowed(m, type));
     const names = metrics.map((m) => m.name);
     for (const name of ['impressions', 'clicks', 'ctr']) if (names.includes(name)) selectedColumns.add(name);
-    const money = metrics.find((m) => m.dataType === 'decimal' && m.types.length === 1 && m.types[0] === type);
+    const money = metrics.find(
+      (m) => m.dataType === 'decimal' && m.types.length === 1 && m.types[0] === type,
+    );
     if (money) selectedColumns.add(money.name);
     if (orderedColumns(type).length === 0 && names.length > 0) selectedColumns.add(names[0]);
   }
 
-  function columnCheckbox(name, description, note) {
-    const input = el('input', { type: 'checkbox', id: `col-${name}`, value: name, dataset: { column: name } });
+  function columnCheckbox(name, description, muted) {
+    const input = el('input', {
+      type: 'checkbox',
+      id: `col-${name}`,
+      value: name,
+      dataset: { column: name },
+    });
     input.checked = selectedColumns.has(name);
-    return el('label', { className: note ? 'check is-muted' : 'check', htmlFor: input.id, title: description || '' }, [
-      input,
-      el('span', {}, [label(name), note ? el('small', {}, [note]) : null]),
-    ]);
+    return el(
+      'label',
+      { className: muted ? 'check is-muted' : 'check', htmlFor: input.id, title: description || '' },
+      [
+        input,
+        el('span', {}, [
+          label(name),
+          muted ? el('span', { className: 'visually-hidden' }, [', empty for this split']) : null,
+        ]),
+      ],
+    );
   }
 
   function renderColumns() {
@@ -420,14 +484,27 @@
     ensureDefaultColumns(type);
     const metrics = catalog.metrics.filter((m) => metricAllowed(m, type));
     $('metric-list').replaceChildren(...metrics.map((m) => columnCheckbox(m.name, m.description)));
+    // Those with a value for the split first; the request keeps the catalogue's order.
+    const meaningful = (a) => Boolean(split) && a.meaningfulFor.includes(split);
+    const attributes = [
+      ...catalog.attributes.filter(meaningful),
+      ...catalog.attributes.filter((a) => !meaningful(a)),
+    ];
     $('attribute-list').replaceChildren(
-      ...catalog.attributes.map((a) =>
-        columnCheckbox(a.name, a.description, split && a.meaningfulFor.includes(split) ? '' : 'empty for this split'),
-      ),
+      ...attributes.map((a) => columnCheckbox(a.name, a.description, !meaningful(a))),
     );
-    $('attribute-hint').textContent = split
-      ? `Names and ids of what the rows are about; greyed out ones have no value when split by ${label(split).toLowerCase()}.`
-      : 'Attributes have values only in a report with a split.';
+    const useful = catalog.attributes.filter(meaningful).length;
+    $('attribute-hint').textContent = !split
+      ? 'Attributes have values only in a report with a split.'
+      : useful > 0
+        ? `The first ${useful} describe each ${phrase(split)}; the greyed out ones would be empty.`
+        : `None has a value when split by ${phrase(split)}: they would be empty.`;
+    updateAttributeCount();
+  }
+
+  function updateAttributeCount() {
+    const chosen = catalog.attributes.filter((a) => selectedColumns.has(a.name)).length;
+    $('attribute-count').textContent = chosen > 0 ? `(${chosen} chosen)` : '';
   }
 
   function renderSortKeys(wanted) {
@@ -475,12 +552,19 @@
     const remove = el('button', { type: 'button', className: 'btn btn-quiet btn-small filter-remove' }, [
       'Remove this filter',
     ]);
-    const row = el('div', { className: 'filter-row', attrs: { role: 'group', 'aria-label': `Filter ${n}` } }, [
-      el('div', { className: 'field' }, [el('label', { htmlFor: dimension.id }, ['Dimension']), dimension]),
-      el('div', { className: 'field' }, [el('label', { htmlFor: operator.id }, ['Condition']), operator]),
-      el('div', { className: 'field field-values' }, [el('label', { htmlFor: values.id }, ['Values']), values]),
-      remove,
-    ]);
+    const row = el(
+      'div',
+      { className: 'filter-row', attrs: { role: 'group', 'aria-label': `Filter ${n}` } },
+      [
+        el('div', { className: 'field' }, [el('label', { htmlFor: dimension.id }, ['Dimension']), dimension]),
+        el('div', { className: 'field' }, [el('label', { htmlFor: operator.id }, ['Condition']), operator]),
+        el('div', { className: 'field field-values' }, [
+          el('label', { htmlFor: values.id }, ['Values']),
+          values,
+        ]),
+        remove,
+      ],
+    );
     $('filter-list').append(row);
     return row;
   }
@@ -538,7 +622,8 @@
     p.set('end', q.end);
     p.set('split', q.split);
     p.set('columns', q.columns.join(','));
-    if (q.filters.length > 0) p.set('filters', JSON.stringify(q.filters.map((f) => [f.dimension, f.operator, f.values])));
+    if (q.filters.length > 0)
+      p.set('filters', JSON.stringify(q.filters.map((f) => [f.dimension, f.operator, f.values])));
     if (q.sortKey) p.set('sort', q.sortDir ? `${q.sortKey}:${q.sortDir}` : q.sortKey);
     if (q.totals !== 'bottom') p.set('totals', q.totals);
     if (q.names) p.set('names', q.names);
@@ -584,6 +669,7 @@
     for (const c of q.columns) selectedColumns.add(c);
     renderSplits(q.split);
     renderColumns();
+    $('attribute-details').open = catalog.attributes.some((a) => selectedColumns.has(a.name));
     $('filter-list').replaceChildren();
     for (const f of q.filters) addFilterRow(f);
     $('sort-dir').value = q.sortDir;
@@ -610,7 +696,9 @@
       el('option', { value: '' }, ['Custom']),
       ...catalog.dateRanges.map((r, i) => el('option', { value: String(i) }, [r.label])),
     );
-    const yesterday = new Date(Date.parse(`${catalog.today}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    const yesterday = new Date(Date.parse(`${catalog.today}T00:00:00Z`) - 86_400_000)
+      .toISOString()
+      .slice(0, 10);
     $('start-date-picker').max = yesterday;
     $('end-date-picker').max = yesterday;
   }
@@ -636,7 +724,9 @@
       return;
     }
     try {
-      const response = await fetch(`/builder/date?expression=${encodeURIComponent(text)}`, { cache: 'no-store' });
+      const response = await fetch(`/builder/date?expression=${encodeURIComponent(text)}`, {
+        cache: 'no-store',
+      });
       const answer = await response.json();
       if (seq !== resolveSeq[which]) return;
       const bad = !answer.date || !answer.beforeToday;
@@ -680,7 +770,11 @@
         title,
         code !== undefined ? el('span', { className: 'message-code' }, [`Code ${code}`]) : null,
       ]),
-      ...lines.filter(Boolean).map((line) => el('p', { className: line.detail ? 'message-detail' : 'message-advice' }, [line.text || line])),
+      ...lines
+        .filter(Boolean)
+        .map((line) =>
+          el('p', { className: line.detail ? 'message-detail' : 'message-advice' }, [line.text || line]),
+        ),
     );
     if (code !== undefined) target.dataset.code = String(code);
     else delete target.dataset.code;
@@ -695,7 +789,8 @@
       ? fillWait(entry.advice, error.retryAfter)
       : 'The service answered in a way this page does not know. Try again; if it keeps happening, contact support.';
     const lines = [advice];
-    if (error.detail && error.detail !== title) lines.push({ detail: true, text: `The service said: ${error.detail}` });
+    if (error.detail && error.detail !== title)
+      lines.push({ detail: true, text: `The service said: ${error.detail}` });
     if (error.requestId) lines.push({ detail: true, text: `Request id: ${error.requestId}` });
     showMessage(target, 'error', title, lines, error.code || undefined);
   }
@@ -757,7 +852,8 @@
     secret = token;
     try {
       // One small report per type tells which types the account may use, and checks the token.
-      const metric = catalog.metrics.find((m) => m.types.length === catalog.types.length) || catalog.metrics[0];
+      const metric =
+        catalog.metrics.find((m) => m.types.length === catalog.types.length) || catalog.metrics[0];
       const probe = { startDate: 'yesterday', endDate: 'yesterday', splits: [], columns: [metric.name] };
       const denials = TYPE_DENIAL_NAMES.map(codeNumber);
       const types = {};
@@ -831,7 +927,9 @@
     const denied = catalog.types.filter((t) => !session.types[t].allowed);
     $('run-status').textContent =
       `Signed in as ${session.id}.` +
-      (denied.length > 0 ? ` ${denied.map(label).join(' and ')} reports are not available to this account.` : '');
+      (denied.length > 0
+        ? ` ${denied.map(label).join(' and ')} reports are not available to this account.`
+        : '');
     if (pendingRun) {
       pendingRun = false;
       void runReport();
@@ -869,7 +967,8 @@
     };
     if (q.filters.length > 0) body.filters = q.filters;
     if (q.sortKey) body.sort = { [q.sortKey]: q.sortDir || null };
-    const format = { columnTotals: q.totals };
+    // Without a split the one record is the totals: the table needs no second copy of it.
+    const format = { columnTotals: forDownload || q.split ? q.totals : 'off' };
     if (forDownload && q.names) format.columnNames = q.names;
     body.format = format;
     return body;
@@ -882,7 +981,7 @@
         'Enter your user id and token: the report runs as soon as you are signed in.',
       ]);
       pendingRun = true;
-      $(($('user-id').value ? 'token' : 'user-id')).focus();
+      $($('user-id').value ? 'token' : 'user-id').focus();
       return;
     }
     if (running || blockTimer !== null) return;
@@ -893,7 +992,9 @@
       return;
     }
     if (q.columns.length === 0) {
-      showMessage(message, 'error', 'Choose at least one column', ['Pick metrics or attributes under Columns.']);
+      showMessage(message, 'error', 'Choose at least one column', [
+        'Pick metrics or attributes under Columns.',
+      ]);
       $('metric-list').querySelector('input').focus();
       return;
     }
@@ -908,7 +1009,8 @@
         const error = await readError(response);
         showError(message, error);
         $('results').dataset.status = 'error';
-        $('run-status').textContent = `The report failed (code ${error.code}).`;
+        $('run-status').textContent = `The report failed: ${reason(error.code)} (code ${error.code}).`;
+        revealResults();
         return;
       }
       const records = await response.json();
@@ -920,7 +1022,8 @@
       let totals = null;
       const isTotals = (row) => (q.split ? row[q.split] === '(totals)' : true);
       if (q.totals === 'top' && records.length > 0 && isTotals(records[0])) totals = records.shift();
-      if (q.totals === 'bottom' && records.length > 0 && isTotals(records[records.length - 1])) totals = records.pop();
+      if (q.totals === 'bottom' && records.length > 0 && isTotals(records[records.length - 1]))
+        totals = records.pop();
       const sample = records[0] || totals;
       const fields = sample
         ? Object.keys(sample)
@@ -936,6 +1039,7 @@
       };
       tableSort = null;
       renderResults();
+      revealResults();
       $('results').dataset.status = 'done';
       $('run-status').textContent = `Report ready: ${records.length} row${records.length === 1 ? '' : 's'}.`;
     } catch {
@@ -946,6 +1050,14 @@
       running = false;
       updateBusy();
     }
+  }
+
+  /** Scrolls the results into view when they are out of it; the focus stays where it is. */
+  function revealResults() {
+    const box = $('results').getBoundingClientRect();
+    if (box.top >= 0 && box.top < window.innerHeight - 80) return;
+    const smooth = !window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    $('results').scrollIntoView({ block: 'start', behavior: smooth ? 'smooth' : 'auto' });
   }
 
   function removedReason(name, type) {
@@ -964,7 +1076,7 @@
       const split = findSplit(query.split);
       const text =
         split && splitExactness(split) === 'inexact'
-          ? `The ${label(split.name).toLowerCase()} split is inexact: its figures are computed from compressed (sampled) data and are estimates.`
+          ? `The ${phrase(split.name)} split is inexact: its figures are computed from compressed (sampled) data and are estimates.`
           : 'This report was computed from compressed (sampled) data: its figures are estimates.';
       const box = el('div', { dataset: { notice: 'inexact' } });
       showMessage(box, 'warn', 'Estimated figures', [text]);
@@ -1025,9 +1137,9 @@
     const { fields, totals, query } = result;
     const split = query.split;
     const inexactSplit = split && findSplit(split) && result.exactness === 'inexact';
-    const range = `${query.start} to ${query.end}`;
+    const range = rangeText(query);
     $('table-caption').textContent =
-      `${label(query.type)} report, ${range}${split ? `, split by ${label(split).toLowerCase()}` : ''}: ` +
+      `${label(query.type)} report, ${range}${split ? `, split by ${phrase(split)}` : ''}: ` +
       `${result.rows.length} row${result.rows.length === 1 ? '' : 's'}. Select a column heading to sort the table.`;
 
     const head = el(
@@ -1039,10 +1151,17 @@
         const description = (findMetric(field) || findSplit(field) || findAttribute(field) || {}).description;
         const button = el(
           'button',
-          { type: 'button', className: 'sort-button', title: description || '', dataset: { sortField: field } },
+          {
+            type: 'button',
+            className: 'sort-button',
+            title: description || '',
+            dataset: { sortField: field },
+          },
           [
             el('span', {}, [label(field)]),
-            field === split && inexactSplit ? el('span', { className: 'badge badge-inexact' }, ['inexact']) : null,
+            field === split && inexactSplit
+              ? el('span', { className: 'badge badge-inexact' }, ['inexact'])
+              : null,
             el('span', { className: 'sort-icon', attrs: { 'aria-hidden': 'true' } }, [
               sorted === 'asc' ? '▲' : sorted === 'desc' ? '▼' : '↕',
             ]),
@@ -1065,7 +1184,13 @@
         [display !== undefined ? display : formatValue(field, value)],
       );
     };
-    const body = sortedRows().map((row) => el('tr', {}, fields.map((field) => cell(field, row[field]))));
+    const body = sortedRows().map((row) =>
+      el(
+        'tr',
+        {},
+        fields.map((field) => cell(field, row[field])),
+      ),
+    );
     table.tHead.replaceChildren(head);
     table.tBodies[0].replaceChildren(...body);
     const foot = table.tFoot;
@@ -1097,7 +1222,10 @@
         tooltip: { callbacks: { label: (ctx) => `${label(metric)}: ${formatValue(metric, ctx.parsed.y)}` } },
       },
       scales: {
-        x: { grid: { display: false }, ticks: { color: '#586274', font: axisFont, maxRotation: 45, autoSkip: true } },
+        x: {
+          grid: { display: false },
+          ticks: { color: '#586274', font: axisFont, maxRotation: 45, autoSkip: true },
+        },
         y: {
           beginAtZero: true,
           grid: { color: '#e9edf3' },
@@ -1116,7 +1244,13 @@
       chart.destroy();
       chart = null;
     }
-    if (!result || !split || metrics.length === 0 || result.rows.length === 0 || typeof window.Chart !== 'function') {
+    if (
+      !result ||
+      !split ||
+      metrics.length === 0 ||
+      result.rows.length === 0 ||
+      typeof window.Chart !== 'function'
+    ) {
       figure.hidden = true;
       return;
     }
@@ -1132,12 +1266,12 @@
     if (!line && rows.length > CHART_MAX_BARS) rows = rows.slice(0, CHART_MAX_BARS);
     $('chart-note').textContent =
       rows.length < total ? `The first ${rows.length} of ${total} rows, in the table's order.` : '';
-    $('chart-caption').textContent = `${label(metric)} by ${label(split).toLowerCase()}`;
+    $('chart-caption').textContent = `${label(metric)} by ${phrase(split)}`;
     figure.hidden = false;
     const canvas = $('chart');
     canvas.setAttribute(
       'aria-label',
-      `${line ? 'Line' : 'Bar'} chart of ${label(metric).toLowerCase()} by ${label(split).toLowerCase()}, ${rows.length} points; the table has the figures.`,
+      `${line ? 'Line' : 'Bar'} chart of ${phrase(metric)} by ${phrase(split)}, ${rows.length} points; the table has the figures.`,
     );
     const color = '#2355d0';
     chart = new window.Chart(canvas, {
@@ -1174,8 +1308,8 @@
     const { query, rows, code } = result;
     const parts = [
       `${label(query.type)} report`,
-      `${query.start} to ${query.end}`,
-      query.split ? `by ${label(query.split).toLowerCase()}` : 'totals only',
+      rangeText(query),
+      query.split ? `by ${phrase(query.split)}` : 'totals only',
       `${rows.length} row${rows.length === 1 ? '' : 's'}`,
       result.exactness === 'inexact' ? 'estimated' : 'exact',
       `code ${code}`,
@@ -1201,7 +1335,8 @@
   function sortTable(field) {
     const split = result.query.split;
     const numeric = isNumericField(field, split);
-    if (tableSort && tableSort.field === field) tableSort = { field, dir: tableSort.dir === 'asc' ? 'desc' : 'asc' };
+    if (tableSort && tableSort.field === field)
+      tableSort = { field, dir: tableSort.dir === 'asc' ? 'desc' : 'asc' };
     else tableSort = { field, dir: numeric ? 'desc' : 'asc' };
     renderTable();
     const splitDef = findSplit(split);
@@ -1289,6 +1424,7 @@
         if (!input.dataset.column) return;
         if (input.checked) selectedColumns.add(input.dataset.column);
         else selectedColumns.delete(input.dataset.column);
+        updateAttributeCount();
         renderSortKeys();
         syncHash();
       });
