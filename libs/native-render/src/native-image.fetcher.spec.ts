@@ -1,0 +1,106 @@
+import { createServer } from 'node:http';
+import { type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startImageServer, type ImageServer } from './image-server.fixture';
+import { NativeImageFetcher, type ImageFetchFailure } from './native-image.fetcher';
+
+describe('NativeImageFetcher', () => {
+  let server: ImageServer;
+  let fetcher: NativeImageFetcher;
+
+  beforeAll(async () => {
+    server = await startImageServer();
+    fetcher = new NativeImageFetcher({ allowPrivateAddresses: true, timeoutMs: 300 });
+  });
+
+  afterAll(async () => {
+    await fetcher.close();
+    await server.close();
+  });
+
+  it.each([
+    ['/photo.png', 'png', 1200, 628],
+    ['/photo.jpg', 'jpeg', 1200, 628],
+    ['/photo.webp', 'webp', 1200, 628],
+    ['/pixel.gif', 'gif', 1, 1],
+  ] as const)('fetches and decodes %s', async (path, format, width, height) => {
+    const result = await fetcher.fetch(server.url(path));
+    if (!result.ok) throw new Error(`${result.reason}: ${result.detail}`);
+    expect(result.format).toBe(format);
+    expect([result.image.width, result.image.height]).toEqual([width, height]);
+  });
+
+  it.each<[string, ImageFetchFailure]>([
+    ['/missing.png', 'image_http_error'],
+    ['/moved.png', 'image_redirected'],
+    ['/page.html', 'image_not_an_image'],
+    ['/lying.png', 'image_not_an_image'],
+    ['/endless.png', 'image_too_large'],
+    ['/declared-huge.png', 'image_too_large'],
+    ['/giant.png', 'image_dimensions_too_large'],
+    ['/corrupt.png', 'image_undecodable'],
+    ['/hang.png', 'image_timeout'],
+    ['/stall.png', 'image_timeout'],
+  ])('fails %s with %s', async (path, reason) => {
+    const result = await fetcher.fetch(server.url(path));
+    expect(result).toMatchObject({ ok: false, reason });
+    if (!result.ok) expect(result.detail).not.toBe('');
+  });
+
+  it('gives up on a server that never answers within the timeout, not much later', async () => {
+    const started = performance.now();
+    await fetcher.fetch(server.url('/hang.png'));
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('stops reading past the size limit', async () => {
+    const small = new NativeImageFetcher({ allowPrivateAddresses: true, maxBytes: 10_000 });
+    try {
+      expect(await small.fetch(server.url('/photo.png'))).toMatchObject({
+        ok: false,
+        reason: 'image_too_large',
+      });
+      expect((await small.fetch(server.url('/pixel.gif'))).ok).toBe(true);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it.each([
+    ['not a URL', 'image_bad_url'],
+    ['/photo.png', 'image_bad_url'],
+    ['ftp://example.com/photo.png', 'image_bad_url'],
+    ['data:image/png;base64,iVBORw0KGgo=', 'image_bad_url'],
+    ['file:///etc/passwd', 'image_bad_url'],
+    ['http://user:secret@example.com/photo.png', 'image_bad_url'],
+  ])('refuses %s', async (url, reason) => {
+    expect(await fetcher.fetch(url)).toMatchObject({ ok: false, reason });
+  });
+
+  it('finds nothing listening', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    expect(await fetcher.fetch(`http://127.0.0.1:${port}/photo.png`)).toMatchObject({
+      ok: false,
+      reason: 'image_unreachable',
+    });
+  });
+
+  describe('by default', () => {
+    const guarded = new NativeImageFetcher();
+    afterAll(() => guarded.close());
+
+    it.each([
+      ['loopback', () => server.url('/photo.png')],
+      ['a name resolving to loopback', () => server.url('/photo.png').replace('127.0.0.1', 'localhost')],
+      ['IPv6 loopback', () => 'http://[::1]/photo.png'],
+      ['a cloud metadata service', () => 'http://169.254.169.254/latest/meta-data/'],
+    ])('refuses %s', async (_name, url) => {
+      const before = server.hits.get('/photo.png');
+      expect(await guarded.fetch(url())).toMatchObject({ ok: false, reason: 'image_forbidden_address' });
+      expect(server.hits.get('/photo.png')).toBe(before);
+    });
+  });
+});
