@@ -411,7 +411,11 @@ for (const mode of modes()) {
     it('serves /health and /metrics', async () => {
       const health = await fetch(`${api.baseUrl}/health`);
       expect(health.status).toBe(200);
-      expect(await health.json()).toEqual({ status: 'ok', checks: { reportStore: 'ok', stateStore: 'ok' } });
+      expect(await health.json()).toMatchObject({
+        status: 'ok',
+        info: { reportStore: { status: 'up' }, stateStore: { status: 'up' } },
+        error: {},
+      });
       const metrics = await (await fetch(`${api.baseUrl}/metrics`)).text();
       expect(metrics).toContain('adx_report_requests_total');
       expect(metrics).toContain('adx_ingested_events_total');

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type {
   BatchHandler,
@@ -101,7 +102,15 @@ export class InProcessEventBus implements EventBus {
 
   async subscribe(groupId: string, topics: readonly string[], handler: BatchHandler): Promise<Subscription> {
     if (this.groups.has(groupId)) throw new Error(`consumer group ${groupId} already subscribed`);
-    const group: Group = { id: groupId, topics: new Set(topics), handler, queues: new Map(), stopped: false };
+    // Batches are handled in the subscriber's async context, as a Kafka consumer's are, not in
+    // that of whichever publisher scheduled them (its logger, its request).
+    const group: Group = {
+      id: groupId,
+      topics: new Set(topics),
+      handler: AsyncResource.bind(handler),
+      queues: new Map(),
+      stopped: false,
+    };
     this.groups.set(groupId, group);
     return {
       stop: async () => {

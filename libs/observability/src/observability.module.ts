@@ -1,4 +1,21 @@
-import { Controller, Get, Header, HttpCode, Inject, Module, Res, type DynamicModule } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Header,
+  HttpCode,
+  Inject,
+  Module,
+  Res,
+  ServiceUnavailableException,
+  type DynamicModule,
+} from '@nestjs/common';
+import {
+  HealthCheck,
+  HealthCheckService,
+  HealthIndicatorService,
+  TerminusModule,
+  type HealthCheckResult,
+} from '@nestjs/terminus';
 import type { Response } from 'express';
 import { register } from 'prom-client';
 
@@ -7,24 +24,40 @@ export const HEALTH_CHECKS = Symbol('HEALTH_CHECKS');
 /** A named dependency check: resolves when healthy, rejects with the reason otherwise. */
 export type HealthChecks = Readonly<Record<string, () => Promise<void>>>;
 
+/** A check that has not answered by then is down: a health endpoint must answer. */
+export const HEALTH_CHECK_TIMEOUT_MS = 3_000;
+
+/**
+ * `/health` through Terminus: 200 with `{"status":"ok","info":{…},"error":{},"details":{…}}`
+ * when every check is up, 503 with `"status":"error"` and each failing check's message under
+ * `error` otherwise. The body is written here, so that an app's exception filter never reshapes it.
+ */
 @Controller()
 export class HealthController {
-  constructor(@Inject(HEALTH_CHECKS) private readonly checks: HealthChecks) {}
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+    @Inject(HEALTH_CHECKS) private readonly checks: HealthChecks,
+  ) {}
 
   @Get('health')
-  async health(@Res() res: Response): Promise<void> {
-    const results: Record<string, string> = {};
-    let healthy = true;
-    for (const [name, check] of Object.entries(this.checks)) {
-      try {
-        await check();
-        results[name] = 'ok';
-      } catch (error) {
-        healthy = false;
-        results[name] = `failing: ${(error as Error).message}`;
-      }
+  @HealthCheck()
+  async check(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
+    const indicators = Object.entries(this.checks).map(
+      ([name, check]) =>
+        () =>
+          this.indicators
+            .check(name)
+            .attempt(() => check())
+            .withTimeout(HEALTH_CHECK_TIMEOUT_MS),
+    );
+    try {
+      return await this.health.check(indicators);
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      res.status(503);
+      return error.getResponse() as HealthCheckResult;
     }
-    res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'failing', checks: results });
   }
 }
 
@@ -38,12 +71,13 @@ export class MetricsController {
   }
 }
 
-/** `/health` and `/metrics` (Prometheus) for an app. */
+/** `/health` (Terminus) and `/metrics` (Prometheus) for an app. */
 @Module({})
 export class ObservabilityModule {
   static forRoot(checks: HealthChecks): DynamicModule {
     return {
       module: ObservabilityModule,
+      imports: [TerminusModule.forRoot({ errorLogStyle: 'json' })],
       controllers: [HealthController, MetricsController],
       providers: [{ provide: HEALTH_CHECKS, useValue: checks }],
     };

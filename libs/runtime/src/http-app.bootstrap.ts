@@ -1,35 +1,47 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { INestApplication } from '@nestjs/common';
+import { Module, type DynamicModule, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
-import { PinoNestLogger } from '@app/observability';
+import { PinoNestLogger, bindRequestScope, requestLoggingModule, runWithAppLogger } from '@app/observability';
 
 export interface HttpAppOptions {
   readonly host: string;
   readonly port: number;
+  /** The process's logger; the app logs through a child naming it (`"app": name`). */
   readonly logger: Logger;
   readonly name: string;
 }
 
+/** The root of every HTTP app: its own module beside nestjs-pino's request logging. */
+@Module({})
+class HttpAppModule {}
+
 /**
  * Creates and starts one Nest HTTP app. Body parsing is left to the controllers, which enforce
- * their own size limits on the raw stream.
+ * their own size limits on the raw stream. Every request gets a correlation id (`X-Request-Id`) and
+ * a log line; every line the app writes, Nest's included, names the app, and during a request
+ * carries its id, also when several apps share the process.
  */
 export async function startHttpApp(module: unknown, options: HttpAppOptions): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(module as never, {
-    bodyParser: false,
-    logger: new PinoNestLogger(options.logger.child({ app: options.name })),
+  const appLogger = options.logger.child({ app: options.name });
+  const root: DynamicModule = {
+    module: HttpAppModule,
+    imports: [requestLoggingModule(appLogger), module as DynamicModule],
+  };
+  return runWithAppLogger(appLogger, async () => {
+    const app = await NestFactory.create<NestExpressApplication>(root, {
+      bodyParser: false,
+      logger: new PinoNestLogger(options.logger),
+    });
+    app.use(bindRequestScope(appLogger));
+    app.disable('x-powered-by');
+    app.enableShutdownHooks();
+    await app.listen(options.port, options.host);
+    appLogger.info({ url: `http://${options.host}:${listeningPort(app)}` }, 'listening');
+    return app;
   });
-  app.disable('x-powered-by');
-  app.enableShutdownHooks();
-  await app.listen(options.port, options.host);
-  options.logger.info(
-    { app: options.name, url: `http://${options.host}:${listeningPort(app)}` },
-    'listening',
-  );
-  return app;
 }
 
 /** The port an app actually listens on (useful when configured with port 0). */

@@ -21,7 +21,14 @@ describe('percentEncode', () => {
   ])('%j -> %s', (text, encoded) => expect(percentEncode(text)).toBe(encoded));
 
   it('round-trips any well-formed text through decodeURIComponent and is always a valid header value', () => {
-    const samples = ['clicks', 'ünïcödé', '🎉,🎊', '\t\r\n\u0000\u001f\u007f\u0080\u00ff', 'a%2Cb', 'é'.repeat(300)];
+    const samples = [
+      'clicks',
+      'ünïcödé',
+      '🎉,🎊',
+      '\t\r\n\u0000\u001f\u007f\u0080\u00ff',
+      'a%2Cb',
+      'é'.repeat(300),
+    ];
     for (const text of samples) {
       const encoded = percentEncode(text);
       expect(decodeURIComponent(encoded)).toBe(text);
