@@ -34,6 +34,9 @@ export interface AuctionDependencies {
   readonly clock?: Clock;
 }
 
+/** The ad tag and what it leads to: thousands of requests a second, counted by the metrics. */
+export const AD_TAG_PATHS = /^\/(img|click|conv|sync|s|native|creatives)\//;
+
 @Module({})
 export class AuctionModule {
   static forRoot(deps: AuctionDependencies): DynamicModule {

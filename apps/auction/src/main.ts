@@ -4,7 +4,7 @@ import { describeConfig, loadConfig } from '@app/config';
 import { createLogger } from '@app/observability';
 import { catalogFrom, eventBusFrom, startHttpApp, stateStoreFrom } from '@app/runtime';
 import { AuctionConfig } from './auction.config';
-import { AuctionModule } from './auction.module';
+import { AD_TAG_PATHS, AuctionModule } from './auction.module';
 
 async function main(): Promise<void> {
   const config = loadConfig(AuctionConfig, process.env);
@@ -20,7 +20,13 @@ async function main(): Promise<void> {
       stateStore,
       geo: await GeoResolver.open(),
     }),
-    { host: config.AUCTION_HOST, port: config.AUCTION_PORT, logger, name: 'auction' },
+    {
+      host: config.AUCTION_HOST,
+      port: config.AUCTION_PORT,
+      logger,
+      name: 'auction',
+      highVolumePaths: AD_TAG_PATHS,
+    },
   );
   process.once('SIGTERM', () => {
     void app

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { loadConfig } from '@app/config';
 import { GeoResolver } from '@app/audience';
-import { AuctionConfig, AuctionModule, EventPublisher, TrackerDispatcher } from '@apps/auction';
+import { AD_TAG_PATHS, AuctionConfig, AuctionModule, EventPublisher, TrackerDispatcher } from '@apps/auction';
 import { IngestConfig, IngestModule } from '@apps/ingest';
 import { ReportingConfig, ReportingModule, type Clock } from '@apps/reporting';
 import type { Catalog } from '@app/catalog';
@@ -71,6 +71,7 @@ export async function startEmbeddedSystem(
       port: auctionConfig.AUCTION_PORT,
       logger,
       name: 'auction',
+      highVolumePaths: AD_TAG_PATHS,
     },
   );
 

@@ -38,15 +38,22 @@ function pathOf(url: string | undefined): string {
   return (url ?? '').split('?')[0];
 }
 
-/** pino-http's options: the app's logger, the request id, and what of a request is logged. */
-export function httpLoggerOptions(appLogger: Logger): Options {
+/**
+ * pino-http's options: the app's logger, the request id, and what of a request is logged. A
+ * successful request to a path of `highVolume` (the ad tag: thousands a second) is logged at debug
+ * level; its metrics count it.
+ */
+export function httpLoggerOptions(appLogger: Logger, highVolume?: RegExp): Options {
   return {
     logger: appLogger,
     genReqId: requestIdOf,
     // Lines logged while serving a request carry its id, not the whole request (only the line
     // that closes the request has it).
     quietReqLogger: true,
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+    customLogLevel: (req, res, error) => {
+      if (error || res.statusCode >= 500) return 'error';
+      return highVolume?.test(pathOf(req.url)) && res.statusCode < 400 ? 'debug' : 'info';
+    },
     autoLogging: { ignore: (req) => QUIET_PATHS.has(pathOf(req.url)) },
     serializers: {
       // Never the body, the query string or credentials: what a request carries may be secret.
@@ -73,9 +80,9 @@ export function httpLoggerOptions(appLogger: Logger): Options {
 }
 
 /** nestjs-pino's module for an app: pino-http on every route, with the app's logger. */
-export function requestLoggingModule(appLogger: Logger): DynamicModule {
+export function requestLoggingModule(appLogger: Logger, highVolume?: RegExp): DynamicModule {
   return LoggerModule.forRoot({
-    pinoHttp: httpLoggerOptions(appLogger),
+    pinoHttp: httpLoggerOptions(appLogger, highVolume),
     forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
   });
 }

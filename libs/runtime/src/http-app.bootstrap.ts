@@ -12,6 +12,8 @@ export interface HttpAppOptions {
   /** The process's logger; the app logs through a child naming it (`"app": name`). */
   readonly logger: Logger;
   readonly name: string;
+  /** Paths whose successful requests are logged at debug level (high-volume endpoints). */
+  readonly highVolumePaths?: RegExp;
 }
 
 /** The root of every HTTP app: its own module beside nestjs-pino's request logging. */
@@ -28,7 +30,7 @@ export async function startHttpApp(module: unknown, options: HttpAppOptions): Pr
   const appLogger = options.logger.child({ app: options.name });
   const root: DynamicModule = {
     module: HttpAppModule,
-    imports: [requestLoggingModule(appLogger), module as DynamicModule],
+    imports: [requestLoggingModule(appLogger, options.highVolumePaths), module as DynamicModule],
   };
   return runWithAppLogger(appLogger, async () => {
     const app = await NestFactory.create<NestExpressApplication>(root, {

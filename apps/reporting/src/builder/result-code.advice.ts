@@ -6,8 +6,7 @@ import { ReportCode } from '@app/report-model';
  * `Retry-After` value of the response ("1 second", "3 seconds").
  */
 export const REPORT_CODE_ADVICE: Readonly<Record<ReportCode, string>> = {
-  [ReportCode.AuthenticationFailed]:
-    'The id and the token do not match. Check both (the token is case-sensitive) and sign in again.',
+  [ReportCode.AuthenticationFailed]: 'The request lacked the id, the seed or the signature. Sign in again.',
   [ReportCode.AccountDisabled]:
     'This user or its account is disabled. Ask your account manager to enable it again.',
   [ReportCode.InvalidSeed]:

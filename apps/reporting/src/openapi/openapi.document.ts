@@ -554,7 +554,8 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
           schema: { type: 'string', enum: ['exact', 'inexact'] },
         },
         'X-Report-Removed': {
-          description: 'The columns left out of the report (code 300), comma-separated; absent when none.',
+          description:
+            'The columns left out of the report (code 300), each percent-encoded (encodeURIComponent: a name may hold characters a header cannot), comma-separated; absent when none.',
           schema: { type: 'string' },
           example: 'revenue,net_cpm',
         },

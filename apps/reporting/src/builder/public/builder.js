@@ -1015,10 +1015,18 @@
       }
       const records = await response.json();
       const code = Number(response.headers.get('X-Report-Code'));
+      // Each removed name is percent-encoded (it may hold characters a header cannot).
       const removed = (response.headers.get('X-Report-Removed') || '')
         .split(',')
         .map((c) => c.trim())
-        .filter(Boolean);
+        .filter(Boolean)
+        .map((c) => {
+          try {
+            return decodeURIComponent(c);
+          } catch {
+            return c;
+          }
+        });
       let totals = null;
       const isTotals = (row) => (q.split ? row[q.split] === '(totals)' : true);
       if (q.totals === 'top' && records.length > 0 && isTotals(records[0])) totals = records.shift();
