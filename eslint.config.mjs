@@ -18,6 +18,13 @@ export default tseslint.config(
       // Adapters implement async ports; an in-memory one has nothing to await.
       '@typescript-eslint/require-await': 'off',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      // A switch over a union or an enum names every case: a new value fails the build, not a run.
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true, requireDefaultForNonUnion: false },
+      ],
+      eqeqeq: ['error', 'always'],
+      curly: ['error', 'all'],
       'no-restricted-imports': [
         'error',
         {

@@ -7,7 +7,9 @@ import { IngestConfig } from '@apps/ingest';
 /** `npm run ch:migrate`: applies the numbered migrations of clickhouse/ to CLICKHOUSE_URL. */
 async function main(): Promise<void> {
   const config = loadConfig(IngestConfig, process.env);
-  if (!config.CLICKHOUSE_URL) throw new Error('CLICKHOUSE_URL is not set (npm run stack:up prints it)');
+  if (!config.CLICKHOUSE_URL) {
+    throw new Error('CLICKHOUSE_URL is not set (npm run stack:up prints it)');
+  }
   const credentials = {
     url: config.CLICKHOUSE_URL,
     username: config.CLICKHOUSE_USER,

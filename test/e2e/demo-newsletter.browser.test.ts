@@ -140,7 +140,9 @@ for (const mode of ['embedded'] as Mode[]) {
             : url.origin === beta.url
               ? 'beta'
               : '';
-        if (!owner || (!ours && url.pathname !== '/sync')) return [];
+        if (!owner || (!ours && url.pathname !== '/sync')) {
+          return [];
+        }
         return [{ step: `${owner} ${url.pathname}`, status: r.status, url, location: r.location }];
       });
 
@@ -161,7 +163,9 @@ for (const mode of ['embedded'] as Mode[]) {
         doc.dsps[0].syncUrl = alpha.syncUrl;
         doc.dsps[1].endpoint = beta.bidUrl;
         doc.dsps[1].syncUrl = beta.syncUrl;
-        for (const dsp of doc.dsps) dsp.timeoutMs = DSP_BUDGET_MS;
+        for (const dsp of doc.dsps) {
+          dsp.timeoutMs = DSP_BUDGET_MS;
+        }
       });
       const port = await freePort();
       auctionUrl = `http://127.0.0.1:${port}`;
@@ -315,7 +319,9 @@ for (const mode of ['embedded'] as Mode[]) {
       const native = alpha.trackerHits.filter((h) => h.query.crid === NATIVE_CRID || h.query.tracker);
       const imps = native.filter((h) => h.kind === 'imp');
       expect(imps).toHaveLength(2);
-      for (const hit of imps) expect(hit.query.auction).toBe(auction);
+      for (const hit of imps) {
+        expect(hit.query.auction).toBe(auction);
+      }
       expect(imps.map((h) => h.query.tracker ?? h.query.crid).sort()).toEqual([NATIVE_CRID, 'verification']);
       const clicks = alpha.trackerHits.filter((h) => h.kind === 'click');
       expect(clicks).toHaveLength(1);
@@ -370,7 +376,9 @@ for (const mode of ['embedded'] as Mode[]) {
         ['exchange /sync', 200],
       ]);
       // Each hop's Location is the next hop.
-      for (let i = 0; i + 1 < chain.length; i++) expect(chain[i].location).toBe(chain[i + 1].url.href);
+      for (let i = 0; i + 1 < chain.length; i++) {
+        expect(chain[i].location).toBe(chain[i + 1].url.href);
+      }
       expect(chain[0].url.searchParams.get('recipient')).toBe(READER);
       const [alphaSync] = alpha.syncs;
       const [betaSync] = beta.syncs;
@@ -406,7 +414,9 @@ for (const mode of ['embedded'] as Mode[]) {
         bidder_uuid: betaSync.dspUid,
       });
       // The reload reopened READER's ads (no new auction) and kept the browser's user.
-      for (const dsp of [alpha, beta]) expect(dsp.requests).toHaveLength(SLOTS.length);
+      for (const dsp of [alpha, beta]) {
+        expect(dsp.requests).toHaveLength(SLOTS.length);
+      }
       expect((await context.cookies(auctionUrl)).find((c) => c.name === 'exchange_uuid')?.value).toBe(uuid);
 
       // Another recipient in the same browser: new decisions, so new auctions, each with the DSP's id.
@@ -423,7 +433,9 @@ for (const mode of ['embedded'] as Mode[]) {
       ] as const) {
         const asked = dsp.requests.slice(seen).map((r) => r.body as any);
         expect(asked.map((b) => b.imp[0].tagid).sort()).toEqual(SLOT_IDS);
-        for (const body of asked) expect(body.user.buyeruid).toBe(uid);
+        for (const body of asked) {
+          expect(body.user.buyeruid).toBe(uid);
+        }
       }
       // Every DSP is matched: the pixel answers at once, and no DSP is asked again.
       const again = syncSteps(responses.slice(beforeOther));

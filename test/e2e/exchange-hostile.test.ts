@@ -60,7 +60,9 @@ describe('exchange: hostile ad requests and DSP answers are refused with a reaso
       doc.dsps[0].endpoint = hostile.bidUrl;
       doc.dsps[1].endpoint = honest.bidUrl;
       // Room for a sound answer on a loaded machine, still short of a late one (400 ms).
-      for (const dsp of doc.dsps) dsp.timeoutMs = TMAX_MS;
+      for (const dsp of doc.dsps) {
+        dsp.timeoutMs = TMAX_MS;
+      }
     });
     api = await startReporting('embedded', { CATALOG_PATH: catalog, AUCTION_TMAX_MS: String(TMAX_MS) });
     auctionUrl = `http://127.0.0.1:${listeningPort(api.system.auction)}`;

@@ -41,7 +41,9 @@ describe('exchange: Native 1.1 ads, static and flattened, and the native answers
       doc.dsps[0].nativeRequestForm = 'object';
       doc.dsps[1].endpoint = beta.bidUrl;
       doc.dsps[1].nativeRequestForm = 'string';
-      for (const dsp of doc.dsps) dsp.timeoutMs = 1000;
+      for (const dsp of doc.dsps) {
+        dsp.timeoutMs = 1000;
+      }
     });
     api = await startReporting('embedded', {
       CATALOG_PATH: catalog,

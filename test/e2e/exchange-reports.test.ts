@@ -47,7 +47,9 @@ for (const mode of modes()) {
         doc.dsps[0].endpoint = alpha.bidUrl;
         doc.dsps[1].endpoint = beta.bidUrl;
         // A hand count needs every answer in time, also on a loaded CI machine.
-        for (const dsp of doc.dsps) dsp.timeoutMs = TMAX_MS;
+        for (const dsp of doc.dsps) {
+          dsp.timeoutMs = TMAX_MS;
+        }
       });
       api = await startReporting(
         mode,
@@ -57,19 +59,26 @@ for (const mode of modes()) {
       auctionUrl = `http://127.0.0.1:${listeningPort(api.system.auction)}`;
 
       // 20 readers open the email: 20 auctions, 20 unique impressions.
-      for (let i = 0; i < 20; i += 1)
+      for (let i = 0; i < 20; i += 1) {
         expect((await get(`/img/${SLOT}?${tag(reader(i))}&cb=${i}`)).status).toBe(302);
+      }
       // 8 of them open it again: reopens, no new auction.
-      for (let i = 0; i < 8; i += 1)
+      for (let i = 0; i < 8; i += 1) {
         expect((await get(`/img/${SLOT}?${tag(reader(i))}&cb=r${i}`)).status).toBe(302);
+      }
       // 5 click (readers 10-14).
-      for (let i = 10; i < 15; i += 1)
+      for (let i = 10; i < 15; i += 1) {
         expect((await get(`/click/${SLOT}?${tag(reader(i))}`)).status).toBe(302);
+      }
       now = new Date(`${TRAFFIC_DAY}T12:00:00.000Z`);
       // 3 clickers convert (post-click), 2 viewers who did not click convert (post-view), one stranger does not count.
-      for (const i of [10, 11, 12]) await get(`/conv/adv-1?recipient=${reader(i)}&order=o-${i}`);
+      for (const i of [10, 11, 12]) {
+        await get(`/conv/adv-1?recipient=${reader(i)}&order=o-${i}`);
+      }
       await get(`/conv/adv-1?recipient=${reader(12)}&order=o-12`); // the same order again: counted once
-      for (const i of [1, 2]) await get(`/conv/adv-1?recipient=${reader(i)}`);
+      for (const i of [1, 2]) {
+        await get(`/conv/adv-1?recipient=${reader(i)}`);
+      }
       await get(`/conv/adv-1?recipient=${reader(99)}`);
       await api.system.settle();
       now = FIXED_NOW;

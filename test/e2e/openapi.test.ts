@@ -74,7 +74,9 @@ describe('OpenAPI description of the reporting API, and its documentation page [
         valueType: s.valueKind,
       })),
     );
-    for (const s of SPLITS) expect(doc.info.description).toContain(`| \`${s.name}\` |`);
+    for (const s of SPLITS) {
+      expect(doc.info.description).toContain(`| \`${s.name}\` |`);
+    }
   });
 
   it('lists every column of the catalogue, grouped as metrics and attributes, with their types', () => {
@@ -89,9 +91,12 @@ describe('OpenAPI description of the reporting API, and its documentation page [
       ATTRIBUTES.map((a) => [a.name, a.meaningfulFor]),
     );
     const record = doc.components.schemas.ReportRecord.properties;
-    for (const m of METRICS)
+    for (const m of METRICS) {
       expect(record[m.name].type).toBe(m.dataType === 'integer' ? 'integer' : 'number');
-    for (const a of ATTRIBUTES) expect(record[a.name].type).toContain('null');
+    }
+    for (const a of ATTRIBUTES) {
+      expect(record[a.name].type).toContain('null');
+    }
   });
 
   it('lists every result code with its HTTP status and message, and a response for each status', () => {
@@ -171,7 +176,9 @@ describe('OpenAPI description of the reporting API, and its documentation page [
       expect([asset, res.status]).toEqual([asset, 200]);
       expect(res.text.length, asset).toBeGreaterThan(0);
       const ext = asset.split('.').pop()!;
-      if (types[ext]) expect(res.headers['content-type'], asset).toMatch(types[ext]);
+      if (types[ext]) {
+        expect(res.headers['content-type'], asset).toMatch(types[ext]);
+      }
     }
     const init = await get('/docs/docs-init.js');
     expect(init.text).toContain("url: '/openapi.json'");

@@ -71,7 +71,9 @@ async function chooseColumns(page: Page, columns: readonly string[]): Promise<vo
   const all = await page.$$eval('input[data-column]', (inputs) =>
     inputs.map((i) => (i as unknown as { value: string }).value),
   );
-  for (const name of all) await page.setChecked(`#col-${name}`, columns.includes(name));
+  for (const name of all) {
+    await page.setChecked(`#col-${name}`, columns.includes(name));
+  }
 }
 
 /** Pixels of the chart canvas that are not transparent. */
@@ -82,7 +84,11 @@ async function paintedPixels(page: Page): Promise<number> {
       .getContext('2d')
       .getImageData(0, 0, canvas.width, canvas.height).data;
     let painted = 0;
-    for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) painted++;
+    for (let i = 3; i < data.length; i += 4) {
+      if (data[i] !== 0) {
+        painted++;
+      }
+    }
     return painted;
   });
 }
@@ -127,8 +133,9 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
   function watch(p: Page): void {
     p.on('console', (message) => {
       // A refused request (401 of the wrong token) is logged by Chromium itself: not a page error.
-      if (message.type() === 'error' && !/Failed to load resource/.test(message.text()))
+      if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) {
         consoleErrors.push(message.text());
+      }
     });
     p.on('pageerror', (error) => consoleErrors.push(error.message));
   }
@@ -166,8 +173,9 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     watch(page);
     page.on('request', (request: Request) => {
       requestedUrls.push(request.url());
-      if (request.method() === 'POST' && new URL(request.url()).pathname === '/api')
+      if (request.method() === 'POST' && new URL(request.url()).pathname === '/api') {
         apiRequests.push({ accept: request.headers().accept, body: request.postDataJSON() });
+      }
     });
     const opened = await page.goto(`${api.baseUrl}/`);
     expect(opened?.status()).toBe(200);
@@ -203,7 +211,9 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     expect(unlabelled).toEqual([]);
     const codes = Object.values(ReportCode).filter((v) => typeof v === 'number');
     expect(catalog.resultCodes.map((c) => c.code).sort()).toEqual([...codes].sort());
-    for (const c of catalog.resultCodes) expect(c.advice.length, `advice for ${c.code}`).toBeGreaterThan(10);
+    for (const c of catalog.resultCodes) {
+      expect(c.advice.length, `advice for ${c.code}`).toBeGreaterThan(10);
+    }
   });
 
   it('hashes with SHA-1 exactly as the service does, in WebCrypto and in its plain fallback', async () => {
@@ -340,13 +350,18 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     expect(page.url()).not.toContain(token);
     const stored = await page.evaluate(() => {
       const all: string[] = [];
-      for (const storage of [(globalThis as any).localStorage, (globalThis as any).sessionStorage])
-        for (let i = 0; i < storage.length; i++) all.push(storage.key(i), storage.getItem(storage.key(i)));
+      for (const storage of [(globalThis as any).localStorage, (globalThis as any).sessionStorage]) {
+        for (let i = 0; i < storage.length; i++) {
+          all.push(storage.key(i), storage.getItem(storage.key(i)));
+        }
+      }
       return all.join('\n');
     });
     expect(stored).not.toContain(token);
     expect(await page.content()).not.toContain(token);
-    for (const r of apiRequests) expect(JSON.stringify(r.body)).not.toContain(token);
+    for (const r of apiRequests) {
+      expect(JSON.stringify(r.body)).not.toContain(token);
+    }
 
     await page.reload();
     await page.waitForSelector('body[data-state="ready"]');
@@ -354,7 +369,9 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
     expect(await page.inputValue('#end-date')).toBe(RANGE.endDate);
     expect(await page.inputValue('#split')).toBe('day');
     expect(await page.isChecked('#type-publisher')).toBe(true);
-    for (const c of COLUMNS) expect(await page.isChecked(`#col-${c}`)).toBe(true);
+    for (const c of COLUMNS) {
+      expect(await page.isChecked(`#col-${c}`)).toBe(true);
+    }
     expect(await page.locator('#col-spend').count()).toBe(0); // an advertiser metric
     expect(await page.inputValue('#user-id')).toBe(USERS.pub.id);
     expect(await page.inputValue('#token')).toBe('');
@@ -368,12 +385,16 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
   it('signs every request with a fresh, growing seed taken from the service clock', () => {
     const seeds = apiRequests.map((r) => r.body.seed as number);
     expect(seeds.length).toBeGreaterThan(8);
-    for (let i = 1; i < seeds.length; i++) expect(seeds[i]).toBeGreaterThan(seeds[i - 1]);
+    for (let i = 1; i < seeds.length; i++) {
+      expect(seeds[i]).toBeGreaterThan(seeds[i - 1]);
+    }
     expect(Math.abs(seeds[0] - catalog.now)).toBeLessThan(300);
     // The first request carried the wrong token of the sign-in test; every other one the right token.
     const [wrong, ...right] = apiRequests;
     expect(wrong.body.hash).toBe(sha1(`not-the-token${wrong.body.seed}`));
-    for (const r of right) expect(r.body.hash).toBe(sha1(`${USERS.pub.token}${r.body.seed}`));
+    for (const r of right) {
+      expect(r.body.hash).toBe(sha1(`${USERS.pub.token}${r.body.seed}`));
+    }
   });
 
   it('filters and sorts through the API, and keeps both in the URL', async () => {
@@ -474,8 +495,12 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
         for (let i = 0; i < 80; i++) {
           await p.keyboard.press('Tab');
           const f = await focused();
-          if (f.id) expect(f.outline, `focus of #${f.id} is visible`).not.toMatch(/^none|0px$/);
-          if (f.id === id) return;
+          if (f.id) {
+            expect(f.outline, `focus of #${f.id} is visible`).not.toMatch(/^none|0px$/);
+          }
+          if (f.id === id) {
+            return;
+          }
         }
         throw new Error(`Tab never reached #${id}`);
       };

@@ -233,22 +233,35 @@ class Fuzzer extends Random {
   /** Long strings (up to 70,000 characters) only where `long` says: a few per body at most. */
   string(long = false): string {
     const kind = this.int(9);
-    if (kind === 0) return this.pick(NAMES);
-    if (kind === 1) return this.pick(INJECTIONS);
-    if (kind === 2)
+    if (kind === 0) {
+      return this.pick(NAMES);
+    }
+    if (kind === 1) {
+      return this.pick(INJECTIONS);
+    }
+    if (kind === 2) {
       return this.pick(['x', 'é', '\0', '🙂']).repeat(
         this.pick(long ? [64, 65, 257, 5_000, 70_000] : [64, 65, 257]),
       );
-    if (kind === 3) return '';
+    }
+    if (kind === 3) {
+      return '';
+    }
     let out = '';
     const length = 1 + this.int(24);
     for (let i = 0; i < length; i += 1) {
       const roll = this.next();
-      if (roll < 0.25) out += this.pick(CONTROL);
-      else if (roll < 0.5) out += this.pick(UNICODE);
-      else if (roll < 0.6) out += String.fromCharCode(this.int(0x20));
-      else if (roll < 0.65) out += String.fromCharCode(this.int(0x10000));
-      else out += String.fromCharCode(0x20 + this.int(0x5f));
+      if (roll < 0.25) {
+        out += this.pick(CONTROL);
+      } else if (roll < 0.5) {
+        out += this.pick(UNICODE);
+      } else if (roll < 0.6) {
+        out += String.fromCharCode(this.int(0x20));
+      } else if (roll < 0.65) {
+        out += String.fromCharCode(this.int(0x10000));
+      } else {
+        out += String.fromCharCode(0x20 + this.int(0x5f));
+      }
     }
     return out;
   }
@@ -274,7 +287,9 @@ class Fuzzer extends Random {
     const depth = this.pick([9, 12, 101, 500]);
     let value: Json = this.chance(0.5) ? 1 : 'x';
     const asObject = this.chance(0.5);
-    for (let i = 0; i < depth; i += 1) value = asObject ? { a: value } : [value];
+    for (let i = 0; i < depth; i += 1) {
+      value = asObject ? { a: value } : [value];
+    }
     return value;
   }
 
@@ -292,13 +307,17 @@ class Fuzzer extends Random {
       case 5:
         return this.string(depth === 0);
       case 6:
-        if (this.chance(0.1)) return Array.from({ length: this.pick([101, 1_001]) }, () => this.pick(NAMES));
+        if (this.chance(0.1)) {
+          return Array.from({ length: this.pick([101, 1_001]) }, () => this.pick(NAMES));
+        }
         return Array.from({ length: this.pick([0, 1, 2, 5]) }, () =>
           this.chance(0.5) ? this.pick(NAMES) : this.value(depth + 1),
         );
       case 7: {
         const object: JsonObject = {};
-        for (let i = this.int(4); i > 0; i -= 1) setKey(object, this.key(), this.value(depth + 1));
+        for (let i = this.int(4); i > 0; i -= 1) {
+          setKey(object, this.key(), this.value(depth + 1));
+        }
         return object;
       }
       default:
@@ -308,8 +327,12 @@ class Fuzzer extends Random {
 
   key(): string {
     const roll = this.int(4);
-    if (roll === 0) return this.pick(NASTY_KEYS);
-    if (roll === 1) return this.pick(FIELDS);
+    if (roll === 0) {
+      return this.pick(NASTY_KEYS);
+    }
+    if (roll === 1) {
+      return this.pick(FIELDS);
+    }
     return this.string().slice(0, 40);
   }
 
@@ -329,18 +352,28 @@ class Fuzzer extends Random {
     const target = this.chance(0.5) ? body : this.pick(containers);
     if (Array.isArray(target)) {
       const roll = this.int(4);
-      if (roll === 0 && target.length > 0) target.splice(this.int(target.length), 1);
-      else if (roll === 1) target.push(this.value());
-      else if (target.length > 0) target[this.int(target.length)] = this.value();
-      else target.push(this.pick(NAMES));
+      if (roll === 0 && target.length > 0) {
+        target.splice(this.int(target.length), 1);
+      } else if (roll === 1) {
+        target.push(this.value());
+      } else if (target.length > 0) {
+        target[this.int(target.length)] = this.value();
+      } else {
+        target.push(this.pick(NAMES));
+      }
       return;
     }
     const keys = Object.keys(target);
     const roll = this.int(5);
-    if (roll === 0 && keys.length > 0) delete target[this.pick(keys)];
-    else if (roll === 1) setKey(target, this.key(), this.value());
-    else if (keys.length > 0) setKey(target, this.pick(keys), this.value());
-    else setKey(target, this.pick(FIELDS), this.value());
+    if (roll === 0 && keys.length > 0) {
+      delete target[this.pick(keys)];
+    } else if (roll === 1) {
+      setKey(target, this.key(), this.value());
+    } else if (keys.length > 0) {
+      setKey(target, this.pick(keys), this.value());
+    } else {
+      setKey(target, this.pick(FIELDS), this.value());
+    }
   }
 
   /** Column names a header cannot carry as they are. */
@@ -354,10 +387,15 @@ class Fuzzer extends Random {
   damage(text: string): Buffer {
     let bytes = Buffer.from(text, 'utf8');
     const roll = this.int(6);
-    if (roll === 0) return bytes.subarray(0, this.int(bytes.length + 1));
-    if (roll === 1) return Buffer.from(Array.from({ length: this.int(2_000) }, () => this.int(256)));
-    if (roll === 2)
+    if (roll === 0) {
+      return bytes.subarray(0, this.int(bytes.length + 1));
+    }
+    if (roll === 1) {
+      return Buffer.from(Array.from({ length: this.int(2_000) }, () => this.int(256)));
+    }
+    if (roll === 2) {
       return Buffer.concat([Buffer.from(this.pick(['\uFEFF', ' \n\t', '\0', ")]}'\n"])), bytes]);
+    }
     for (let n = 1 + this.int(4); n > 0; n -= 1) {
       const at = this.int(bytes.length + 1);
       const insert = Buffer.from(
@@ -379,11 +417,14 @@ function xmlText(value: string): string {
 
 /** Part 4.1's XML form: arrays as repeated elements, objects as nested ones. */
 function toXml(value: Json, name: string): string {
-  if (Array.isArray(value)) return value.map((item) => toXml(item, name)).join('');
-  if (typeof value === 'object' && value !== null)
+  if (Array.isArray(value)) {
+    return value.map((item) => toXml(item, name)).join('');
+  }
+  if (typeof value === 'object' && value !== null) {
     return `<${name}>${Object.entries(value)
       .map(([key, item]) => toXml(item, key))
       .join('')}</${name}>`;
+  }
   return `<${name}>${xmlText(value === null ? '' : String(value))}</${name}>`;
 }
 
@@ -447,8 +488,12 @@ for (const mode of modes()) {
         notes.push('hostile columns');
       }
       const mutations = fuzz.chance(0.15) ? 0 : 1 + fuzz.int(3);
-      for (let i = 0; i < mutations; i += 1) fuzz.mutate(body);
-      if (mutations > 0) notes.push(`${mutations} mutation(s)`);
+      for (let i = 0; i < mutations; i += 1) {
+        fuzz.mutate(body);
+      }
+      if (mutations > 0) {
+        notes.push(`${mutations} mutation(s)`);
+      }
 
       const signed: JsonObject = {};
       const signing = fuzz.int(20);
@@ -465,8 +510,12 @@ for (const mode of modes()) {
             ? sha1Hex(`${seed}${token}`)
             : sha1Hex(`${token}${seed}`),
       );
-      if (signing === 5) delete signed[fuzz.pick(['id', 'seed', 'hash'])];
-      for (const [key, value] of Object.entries(body)) setKey(signed, key, value);
+      if (signing === 5) {
+        delete signed[fuzz.pick(['id', 'seed', 'hash'])];
+      }
+      for (const [key, value] of Object.entries(body)) {
+        setKey(signed, key, value);
+      }
       const columns = Array.isArray(signed.columns) ? signed.columns : undefined;
       const knownColumns = columns?.every((c) => typeof c === 'string') ? columns : undefined;
 
@@ -484,10 +533,14 @@ for (const mode of modes()) {
         text = text.replace(/"columns":/, `"columns":${'['.repeat(depth)}${']'.repeat(depth)},"x":`);
         notes.push('deep JSON');
       }
-      if (asXml && fuzz.chance(0.3)) text = `<?xml version="1.0" encoding="UTF-8"?>\n${text}`;
+      if (asXml && fuzz.chance(0.3)) {
+        text = `<?xml version="1.0" encoding="UTF-8"?>\n${text}`;
+      }
       const damaged = fuzz.chance(0.15);
       let payload = damaged ? fuzz.damage(text) : Buffer.from(text, 'utf8');
-      if (damaged) notes.push('damaged bytes');
+      if (damaged) {
+        notes.push('damaged bytes');
+      }
       if (fuzz.chance(0.01)) {
         payload = Buffer.concat([payload, Buffer.alloc(1024 * 1024, 0x20)]);
         notes.push('over 1 MiB');
@@ -495,19 +548,24 @@ for (const mode of modes()) {
 
       const headers: Record<string, string> = {};
       const typeRoll = fuzz.int(10);
-      if (typeRoll < 6)
+      if (typeRoll < 6) {
         headers['content-type'] = asXml ? fuzz.pick(['text/xml', 'application/xml']) : 'application/json';
-      else if (typeRoll < 8) headers['content-type'] = fuzz.pick(CONTENT_TYPES);
-      if (fuzz.chance(0.6)) headers.accept = fuzz.pick(ACCEPTS);
+      } else if (typeRoll < 8) {
+        headers['content-type'] = fuzz.pick(CONTENT_TYPES);
+      }
+      if (fuzz.chance(0.6)) {
+        headers.accept = fuzz.pick(ACCEPTS);
+      }
       const idRoll = fuzz.int(8);
-      if (idRoll === 0)
+      if (idRoll === 0) {
         headers['x-request-id'] =
           fuzz
             .string()
             .replace(/[^\x21-\x7e]/g, '')
             .slice(0, 128) || 'r';
-      else if (idRoll === 1)
+      } else if (idRoll === 1) {
         headers['x-request-id'] = fuzz.pick(['a'.repeat(129), 'with space', 'tab\there', 'é', '']);
+      }
       const method = fuzz.chance(0.93) ? 'POST' : fuzz.pick(METHODS);
       return {
         method,
@@ -527,33 +585,44 @@ for (const mode of modes()) {
       text: string,
     ): string[] {
       const problems: string[] = [];
-      for (const [name, value] of Object.entries(headers))
-        for (const item of [value ?? ''].flat())
-          if (!VALID_HEADER_VALUE.test(item)) problems.push(`header ${name} holds ${JSON.stringify(item)}`);
+      for (const [name, value] of Object.entries(headers)) {
+        for (const item of [value ?? ''].flat()) {
+          if (!VALID_HEADER_VALUE.test(item)) {
+            problems.push(`header ${name} holds ${JSON.stringify(item)}`);
+          }
+        }
+      }
       const code = Number(headers['x-report-code']) as ReportCode;
-      if (!(code in STATUS_OF))
+      if (!(code in STATUS_OF)) {
         return [...problems, `X-Report-Code ${headers['x-report-code']} is no code of part 7`];
-      if (code === ReportCode.InternalError) problems.push('code 53');
+      }
+      if (code === ReportCode.InternalError) {
+        problems.push('code 53');
+      }
       const expected = STATUS_OF[code];
       const allowed = code === ReportCode.InvalidInput ? [expected, ...OTHER_STATUSES_OF_903] : [expected];
-      if (!allowed.includes(status)) problems.push(`status ${status} for code ${code}`);
+      if (!allowed.includes(status)) {
+        problems.push(`status ${status} for code ${code}`);
+      }
 
       const id = headers['x-request-id'];
       const sentId = sent.headers['x-request-id'];
       const validSentId = sentId !== undefined && /^[\x21-\x7e]{1,128}$/.test(sentId);
-      if (typeof id !== 'string' || (validSentId ? id !== sentId : !UUID.test(id)))
+      if (typeof id !== 'string' || (validSentId ? id !== sentId : !UUID.test(id))) {
         problems.push(`X-Request-Id ${JSON.stringify(id)} for ${JSON.stringify(sentId)}`);
+      }
 
       const removed = headers['x-report-removed'];
       if (removed !== undefined) {
         const items = String(removed).split(',');
-        if (!items.every((item) => PERCENT_ENCODED.test(item)))
+        if (!items.every((item) => PERCENT_ENCODED.test(item))) {
           problems.push(`X-Report-Removed ${JSON.stringify(removed)} is not percent-encoded`);
-        else if (sent.columns) {
+        } else if (sent.columns) {
           const sentNames = sent.columns.map((c) => c.replace(/\p{Cs}/gu, '\uFFFD'));
           const unknown = items.map(decodeURIComponent).filter((name) => !sentNames.includes(name));
-          if (unknown.length > 0)
+          if (unknown.length > 0) {
             problems.push(`X-Report-Removed names ${JSON.stringify(unknown)}, never sent`);
+          }
         }
       }
 
@@ -566,12 +635,20 @@ for (const mode of modes()) {
       ) {
         if (contentType.startsWith('application/json')) {
           const error = (JSON.parse(text) as { error?: { code?: number } }).error;
-          if (error?.code !== code) problems.push(`JSON error body with code ${error?.code}`);
+          if (error?.code !== code) {
+            problems.push(`JSON error body with code ${error?.code}`);
+          }
         } else if (contentType.startsWith('application/xml')) {
-          if (!text.includes(`<code>${code}</code>`)) problems.push('XML error body without its code');
+          if (!text.includes(`<code>${code}</code>`)) {
+            problems.push('XML error body without its code');
+          }
         } else if (contentType.startsWith('text/html')) {
-          if (!text.includes(`Error ${code}`)) problems.push('HTML error page without its code');
-        } else problems.push(`error answered as ${contentType}`);
+          if (!text.includes(`Error ${code}`)) {
+            problems.push('HTML error page without its code');
+          }
+        } else {
+          problems.push(`error answered as ${contentType}`);
+        }
       }
       return problems;
     }
@@ -624,8 +701,9 @@ for (const mode of modes()) {
           `${failures.length} failures; replay with FUZZ_SEED=${FUZZ_SEED}`,
         ).toEqual([]);
         // The mutations reach every stage: parsing, authentication, validation and reports.
-        for (const code of [200, 300, 901, 902, 903, 1000, 31, 1005])
+        for (const code of [200, 300, 901, 902, 903, 1000, 31, 1005]) {
           expect(codes.get(code) ?? 0, `code ${code} seen`).toBeGreaterThan(0);
+        }
       },
     );
   });

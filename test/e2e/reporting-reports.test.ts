@@ -48,7 +48,9 @@ for (const mode of modes()) {
         expect(rows).toHaveLength(expected.size);
         for (const row of rows) {
           const want = expected.get(row[split.name] as string | number)!;
-          for (const c of COUNTS) expect(row[c], `${row[split.name]} ${c}`).toBe(want[c]);
+          for (const c of COUNTS) {
+            expect(row[c], `${row[split.name]} ${c}`).toBe(want[c]);
+          }
           expect(row.revenue).toBe(round4(want.revenue_micros / 1e6));
         }
       });
@@ -173,7 +175,9 @@ for (const mode of modes()) {
       for (let i = 1; i < byClicks.length; i += 1) {
         const [a, b] = [byClicks[i - 1], byClicks[i]];
         expect(a.clicks as number).toBeGreaterThanOrEqual(b.clicks as number);
-        if (a.clicks === b.clicks) expect((a.ad_slot_id as string) < (b.ad_slot_id as string)).toBe(true);
+        if (a.clicks === b.clicks) {
+          expect((a.ad_slot_id as string) < (b.ad_slot_id as string)).toBe(true);
+        }
       }
       const defaultDirection = (
         await api.client.json(USERS.pub, { ...base, sort: { impressions: null } })
@@ -192,10 +196,11 @@ for (const mode of modes()) {
       });
       expect(res.headers['x-report-exactness']).toBe('inexact');
       const rows = res.json<Row[]>();
-      for (const row of rows)
+      for (const row of rows) {
         expect(Number.isInteger(row.hour) && (row.hour as number) >= 0 && (row.hour as number) <= 23).toBe(
           true,
         );
+      }
       const expected = expectedBySplit(ofPublisher(), 'hour');
       const total = [...expected.values()].reduce((s, c) => s + c.unique_impressions, 0);
       const got = rows.reduce((s, r) => s + (r.unique_impressions as number), 0);
@@ -402,7 +407,9 @@ for (const mode of modes()) {
       const send = ([user, body]: (typeof requests)[number]) =>
         api.client.json(user, { ...RANGE, ...body, columns: ['clicks', 'impressions'] });
       const serial = [];
-      for (const request of requests) serial.push((await send(request)).json());
+      for (const request of requests) {
+        serial.push((await send(request)).json());
+      }
       const parallel = await Promise.all(requests.map(send));
       expect(parallel.map((r) => r.status)).toEqual([200, 200, 200, 200]);
       expect(parallel.map((r) => r.json())).toEqual(serial);

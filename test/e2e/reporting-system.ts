@@ -121,6 +121,8 @@ export async function publishEvents(system: EmbeddedSystem, events: readonly AdE
     byTopic.set(topic, byTopic.get(topic) ?? []);
     byTopic.get(topic)!.push(e);
   }
-  for (const [topic, list] of byTopic) await system.bus.publish(topic, list.map(toMessage));
+  for (const [topic, list] of byTopic) {
+    await system.bus.publish(topic, list.map(toMessage));
+  }
   await system.bus.drain();
 }

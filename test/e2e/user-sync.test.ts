@@ -47,7 +47,9 @@ describe('user sync: the /sync chain, the DSP callbacks and buyeruid in the bid 
       const cookie = origin === auctionUrl ? ourCookie : dspCookies.get(origin);
       const answer = await get(url, cookie);
       const set = cookieOf(answer);
-      if (set && origin !== auctionUrl) dspCookies.set(origin, set);
+      if (set && origin !== auctionUrl) {
+        dspCookies.set(origin, set);
+      }
       url = answer.status === 302 ? new URL(answer.location!, url).toString() : undefined;
     }
     return visited;
@@ -62,7 +64,9 @@ describe('user sync: the /sync chain, the DSP callbacks and buyeruid in the bid 
       doc.dsps[1].endpoint = beta.bidUrl;
       doc.dsps[1].syncUrl = `${beta.url}/sync?partner=adx`;
       doc.dsps[1].matchedUsersOnly = true;
-      for (const dsp of doc.dsps) dsp.timeoutMs = 1000;
+      for (const dsp of doc.dsps) {
+        dsp.timeoutMs = 1000;
+      }
     });
     api = await startReporting('embedded', { CATALOG_PATH: catalog, AUCTION_TMAX_MS: '1000' });
     auctionUrl = `http://127.0.0.1:${listeningPort(api.system.auction)}`;

@@ -36,10 +36,15 @@ function randomString(random: Random): string {
   let out = '';
   for (let i = 0; i < length; i += 1) {
     const roll = random.next();
-    if (roll < 0.4) out += random.pick(NASTY);
-    else if (roll < 0.6) out += random.pick(UNICODE);
-    else if (roll < 0.8) out += String.fromCharCode(random.int(0x20));
-    else out += String.fromCharCode(0x20 + random.int(0x5f));
+    if (roll < 0.4) {
+      out += random.pick(NASTY);
+    } else if (roll < 0.6) {
+      out += random.pick(UNICODE);
+    } else if (roll < 0.8) {
+      out += String.fromCharCode(random.int(0x20));
+    } else {
+      out += String.fromCharCode(0x20 + random.int(0x5f));
+    }
   }
   return out;
 }

@@ -86,8 +86,9 @@ function clickhouseStore(): Promise<ReportStore> {
 async function publish(bus: KafkaEventBus, events: readonly AdEvent[]): Promise<void> {
   for (const type of Object.keys(TOPIC_BY_TYPE) as (keyof typeof TOPIC_BY_TYPE)[]) {
     const ofType = events.filter((e) => e.type === type).map(toMessage);
-    for (let i = 0; i < ofType.length; i += 500)
+    for (let i = 0; i < ofType.length; i += 500) {
       await bus.publish(TOPIC_BY_TYPE[type], ofType.slice(i, i + 500));
+    }
   }
 }
 
@@ -110,7 +111,9 @@ function expectedByDay(events: readonly AdEvent[]) {
 async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
+    if (await check().catch(() => false)) {
+      return;
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error('condition not met in time');

@@ -15,7 +15,9 @@ export default async function setup(project: TestProject): Promise<void> {
     reachable(STACK.clickhouseUrl),
     reachable(STACK.redisUrl),
   ]);
-  if (clickhouse) await dropTestDatabases();
+  if (clickhouse) {
+    await dropTestDatabases();
+  }
   project.provide('stack', { kafka, clickhouse, redis });
 }
 

@@ -8,9 +8,13 @@ export default class SummaryReporter implements Reporter {
       let failedHere = 0;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
-        if (state === 'passed') counts.passed += 1;
-        else if (state === 'failed') failedHere += 1;
-        else counts.skipped += 1;
+        if (state === 'passed') {
+          counts.passed += 1;
+        } else if (state === 'failed') {
+          failedHere += 1;
+        } else {
+          counts.skipped += 1;
+        }
       }
       // A file that failed outside its tests (an import, a hook) counts as one failure.
       counts.failed += module.state() === 'failed' && failedHere === 0 ? 1 : failedHere;

@@ -22,8 +22,11 @@ export class AdTagController {
       'Server-Timing',
       `dsp;dur=${(answer.dspWaitMs ?? 0).toFixed(2)}, total;dur=${(performance.now() - started).toFixed(2)}`,
     );
-    if (answer.location) redirect(res, answer.location);
-    else sendPixel(res);
+    if (answer.location) {
+      redirect(res, answer.location);
+    } else {
+      sendPixel(res);
+    }
   }
 
   @Get('click/:adSlotId')
@@ -46,7 +49,9 @@ export class AdTagController {
 }
 
 function withCookie(res: Response, answer: AdAnswer): void {
-  if (answer.setCookie) res.setHeader('Set-Cookie', answer.setCookie);
+  if (answer.setCookie) {
+    res.setHeader('Set-Cookie', answer.setCookie);
+  }
 }
 
 function redirect(res: Response, location: string): void {

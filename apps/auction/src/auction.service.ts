@@ -84,15 +84,21 @@ export class AuctionService implements OnApplicationShutdown {
       pool[fnv1a32(`${ctx.slot.id}|${ctx.viewer.userKey}`) % pool.length];
     for (;;) {
       const outcome = decideAuction(paid, catalogDemand.fill, at, pick);
-      if (!outcome.filled) return this.finish(ctx, outcome, undefined, rtb, started);
+      if (!outcome.filled) {
+        return this.finish(ctx, outcome, undefined, rtb, started);
+      }
       const creative = await this.creativeOf(ctx, outcome.winner, outcome.clearingMicros);
-      if (typeof creative !== 'string') return this.finish(ctx, outcome, creative, rtb, started);
+      if (typeof creative !== 'string') {
+        return this.finish(ctx, outcome, creative, rtb, started);
+      }
       // A house or fallback ad without an image leaves the slot empty rather than loop.
       if (!paid.includes(outcome.winner)) {
         return this.finish(ctx, { filled: false, reason: NoFillReason.NoDemand }, undefined, rtb, started);
       }
       const record = rtb.records.find((r) => r.candidate === outcome.winner);
-      if (record) Object.assign(record, { status: 'rejected', reason: creative });
+      if (record) {
+        Object.assign(record, { status: 'rejected', reason: creative });
+      }
       paid = paid.filter((c) => c !== outcome.winner);
     }
   }
@@ -116,7 +122,11 @@ export class AuctionService implements OnApplicationShutdown {
   ): Omit<AuctionResult, 'dspWaitMs'> {
     const winner = outcome.filled && creative ? outcome.winner : undefined;
     const clearingMicros = winner && outcome.filled ? outcome.clearingMicros : 0;
-    for (const record of records) if (winner && record.candidate === winner) record.status = 'won';
+    for (const record of records) {
+      if (winner && record.candidate === winner) {
+        record.status = 'won';
+      }
+    }
     const money = winner
       ? impressionMoney(clearingMicros, ctx.publisher.exchangeShare)
       : impressionMoney(0, 0);
@@ -149,7 +159,9 @@ export class AuctionService implements OnApplicationShutdown {
       const dims = record.candidate ? dimensionsOf(ctx, this.catalog, record.candidate) : slotDimensions;
       events.push(bidEvent(ctx.auctionId, ctx.viewer.userId, ctx.now, dims, record));
     }
-    if (winner) events.push(decisionEvent('win', ctx.now, decision));
+    if (winner) {
+      events.push(decisionEvent('win', ctx.now, decision));
+    }
     const nurl = winner?.rtb?.nurl;
     return {
       decision,
@@ -177,10 +189,14 @@ export class AuctionService implements OnApplicationShutdown {
     const macros = this.macroValues(ctx, winner, clearingMicros);
     if (rtb.nativeRequest) {
       const native = validateNativeMarkup(rtb.adm, rtb.nativeRequest, macros);
-      if (!native.ok) return native.reason;
+      if (!native.ok) {
+        return native.reason;
+      }
       const [w, h] = ctx.slot.size.split('x').map(Number);
       const image = await this.natives.imageOf(rtb.dspId, rtb.crid, native.ad, { w, h });
-      if (!image.ok) return image.reason;
+      if (!image.ok) {
+        return image.reason;
+      }
       return {
         imageUrl: image.url,
         clickUrl: native.ad.link.url,

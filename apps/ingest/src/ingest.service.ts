@@ -58,8 +58,9 @@ export class IngestService implements OnApplicationBootstrap, OnApplicationShutd
     const rejected: OutgoingMessage[] = [];
     for (const message of batch.messages) {
       const parsed = parseAdEvent(message.value);
-      if (parsed.ok) events.push({ offset: message.offset, event: parsed.event });
-      else {
+      if (parsed.ok) {
+        events.push({ offset: message.offset, event: parsed.event });
+      } else {
         rejected.push({
           key: message.key,
           value: message.value,
@@ -81,7 +82,9 @@ export class IngestService implements OnApplicationBootstrap, OnApplicationShutd
       const result = await this.store.ingest(batch.source, events);
       ingestedEvents.inc({ topic: batch.topic }, result.stored);
       ingestBatchEvents.set(result.stored);
-      if (result.skipped > 0) replayedEvents.inc(result.skipped);
+      if (result.skipped > 0) {
+        replayedEvents.inc(result.skipped);
+      }
     } catch (error) {
       ingestFailures.inc();
       this.logger.error(

@@ -13,7 +13,9 @@ export async function startDemoDsps(catalog: Catalog, logger: Logger): Promise<D
   const started: DspSimulator[] = [];
   for (const dsp of catalog.document.dsps) {
     const endpoint = new URL(dsp.endpoint);
-    if (!LOOPBACK.has(endpoint.hostname) || !endpoint.port) continue;
+    if (!LOOPBACK.has(endpoint.hostname) || !endpoint.port) {
+      continue;
+    }
     try {
       started.push(
         await DspSimulator.start({

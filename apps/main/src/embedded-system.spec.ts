@@ -16,7 +16,11 @@ describe('the embedded system: one log, three apps', () => {
   const lines: Line[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const text of chunk.toString('utf8').split('\n')) if (text) lines.push(JSON.parse(text) as Line);
+      for (const text of chunk.toString('utf8').split('\n')) {
+        if (text) {
+          lines.push(JSON.parse(text) as Line);
+        }
+      }
       done();
     },
   });

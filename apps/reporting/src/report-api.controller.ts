@@ -40,14 +40,20 @@ export class ReportApiController {
       'X-Report-Code': String(outcome.code),
       'X-Report-Exactness': outcome.plan.tier,
     });
-    if (outcome.plan.removedColumns.length > 0)
+    if (outcome.plan.removedColumns.length > 0) {
       res.set('X-Report-Removed', removedColumnsHeader(outcome.plan.removedColumns));
-    if (format === 'xlsx') res.set('Content-Disposition', 'attachment; filename="report.xlsx"');
+    }
+    if (format === 'xlsx') {
+      res.set('Content-Disposition', 'attachment; filename="report.xlsx"');
+    }
     reportRequests.inc({ code: String(outcome.code) });
     stopTimer();
     // A failure mid-stream (logged by the renderer) destroys the response: the client sees a cut-off body.
-    if (rendered.body instanceof Readable) pipeline(rendered.body, res, () => undefined);
-    else res.send(rendered.body);
+    if (rendered.body instanceof Readable) {
+      pipeline(rendered.body, res, () => undefined);
+    } else {
+      res.send(rendered.body);
+    }
   }
 
   @All('api')

@@ -20,7 +20,10 @@ describe('httpStatusOf', () => {
     const all = Object.values(ReportCode).filter((v): v is number => typeof v === 'number');
     const covered = EXPECTED.flatMap(([codes]) => codes);
     expect([...all].sort((a, b) => a - b)).toEqual([...covered].sort((a, b) => a - b));
-    for (const [codes, status] of EXPECTED)
-      for (const code of codes) expect(httpStatusOf(code as ReportCode), String(code)).toBe(status);
+    for (const [codes, status] of EXPECTED) {
+      for (const code of codes) {
+        expect(httpStatusOf(code as ReportCode), String(code)).toBe(status);
+      }
+    }
   });
 });

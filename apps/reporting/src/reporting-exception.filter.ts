@@ -67,8 +67,11 @@ export class ReportingExceptionFilter implements ExceptionFilter {
 
   /** Through pino-http's request logger when there is one: the line names the app and the request. */
   private logError(req: Request, exception: unknown, message: string): void {
-    if (req.log) req.log.error({ err: exception, context: 'Reporting' }, message);
-    else this.logger.error(message, exception instanceof Error ? exception.stack : String(exception));
+    if (req.log) {
+      req.log.error({ err: exception, context: 'Reporting' }, message);
+    } else {
+      this.logger.error(message, exception instanceof Error ? exception.stack : String(exception));
+    }
   }
 
   catch(exception: unknown, host: ArgumentsHost): void {

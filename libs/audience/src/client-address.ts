@@ -20,9 +20,13 @@ export function clientAddress(
   trustedProxyHops: number,
 ): string {
   const peer = remoteAddress ? unmapIpv4(remoteAddress) : '';
-  if (trustedProxyHops < 1 || !forwardedFor) return peer;
+  if (trustedProxyHops < 1 || !forwardedFor) {
+    return peer;
+  }
   const entry = nthFromRight(forwardedFor, trustedProxyHops);
-  if (entry === undefined) return peer;
+  if (entry === undefined) {
+    return peer;
+  }
   const address = unmapIpv4(entry);
   return isIP(address) === 0 ? peer : address;
 }
@@ -32,7 +36,9 @@ function nthFromRight(header: string, n: number): string | undefined {
   let end = header.length;
   for (let i = 1; i < n; i += 1) {
     end = header.lastIndexOf(',', end - 1);
-    if (end < 0) return undefined;
+    if (end < 0) {
+      return undefined;
+    }
   }
   return header.slice(header.lastIndexOf(',', end - 1) + 1, end).trim();
 }

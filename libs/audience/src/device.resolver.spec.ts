@@ -92,7 +92,9 @@ describe('resolveDevice', () => {
   });
 
   it('stays correct when more user agents pass than the cache holds', () => {
-    for (let i = 0; i < 5_000; i += 1) resolveDevice(`${UA.chromeWindows} build/${i}`);
+    for (let i = 0; i < 5_000; i += 1) {
+      resolveDevice(`${UA.chromeWindows} build/${i}`);
+    }
     expect(resolveDevice(UA.gmailProxy).browser).toBe('Gmail');
     expect(resolveDevice(`${UA.chromeWindows} build/0`).browser).toBe('Chrome');
   });

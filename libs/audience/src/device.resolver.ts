@@ -80,7 +80,9 @@ const parser = new UAParser();
 
 /** Device dimensions of an image request's User-Agent; cached, as the same strings recur. */
 export function resolveDevice(userAgent: string | undefined): DeviceDimensions {
-  if (!userAgent) return EMPTY_DEVICE;
+  if (!userAgent) {
+    return EMPTY_DEVICE;
+  }
   const ua = userAgent.length > MAX_USER_AGENT_LENGTH ? userAgent.slice(0, MAX_USER_AGENT_LENGTH) : userAgent;
   let device = cache.get(ua);
   if (!device) {
@@ -92,7 +94,9 @@ export function resolveDevice(userAgent: string | undefined): DeviceDimensions {
 
 function parse(ua: string): DeviceDimensions {
   const proxy = WEBMAIL_PROXIES.find((rule) => rule.pattern.test(ua));
-  if (proxy) return { ...EMPTY_DEVICE, device_type: 'WebmailProxy', browser: proxy.browser };
+  if (proxy) {
+    return { ...EMPTY_DEVICE, device_type: 'WebmailProxy', browser: proxy.browser };
+  }
 
   parser.setUA(ua);
   const os = parser.getOS().name ?? '';
@@ -123,9 +127,15 @@ function parse(ua: string): DeviceDimensions {
  * iPad can read as a Mac.
  */
 function appleMail(browser: string | undefined, os: string): string | undefined {
-  if (browser !== 'WebKit') return browser;
-  if (os === 'Mac OS') return 'Apple Mail';
-  if (os === 'iOS') return 'iOS Mail';
+  if (browser !== 'WebKit') {
+    return browser;
+  }
+  if (os === 'Mac OS') {
+    return 'Apple Mail';
+  }
+  if (os === 'iOS') {
+    return 'iOS Mail';
+  }
   return browser;
 }
 

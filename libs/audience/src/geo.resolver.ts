@@ -45,7 +45,9 @@ export class GeoResolver {
   lookup(ip: string): GeoDimensions {
     const address = unmapIpv4(ip);
     const version = isIP(address);
-    if (version === 0) return EMPTY_GEO;
+    if (version === 0) {
+      return EMPTY_GEO;
+    }
     try {
       return toDimensions((version === 4 ? this.ipv4 : this.ipv6).get(address));
     } catch {
@@ -57,7 +59,9 @@ export class GeoResolver {
 
 /** The database's records are not one of the MaxMind shapes the reader is typed with. */
 function toDimensions(record: unknown): GeoDimensions {
-  if (typeof record !== 'object' || record === null) return EMPTY_GEO;
+  if (typeof record !== 'object' || record === null) {
+    return EMPTY_GEO;
+  }
   const fields = record as Record<string, unknown>;
   return {
     country: text(fields.country_code).toUpperCase(),

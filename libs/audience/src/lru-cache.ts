@@ -25,7 +25,9 @@ export class LruCache<K, V> {
     this.entries.set(key, value);
     if (this.entries.size > this.capacity) {
       const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
+      if (!oldest.done) {
+        this.entries.delete(oldest.value);
+      }
     }
   }
 }

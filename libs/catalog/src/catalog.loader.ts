@@ -22,7 +22,9 @@ function referenceProblems(doc: CatalogDocument): string[] {
   const ids = (items: readonly { id: string }[], what: string): Set<string> => {
     const seen = new Set<string>();
     for (const item of items) {
-      if (seen.has(item.id)) problems.push(`${what} ${item.id}: duplicate id`);
+      if (seen.has(item.id)) {
+        problems.push(`${what} ${item.id}: duplicate id`);
+      }
       seen.add(item.id);
     }
     return seen;
@@ -41,27 +43,43 @@ function referenceProblems(doc: CatalogDocument): string[] {
   const kindOf = new Map(doc.accounts.map((a) => [a.id, a.kind]));
 
   const check = (ok: boolean, message: string) => {
-    if (!ok) problems.push(message);
+    if (!ok) {
+      problems.push(message);
+    }
   };
-  for (const u of doc.users) check(accounts.has(u.accountId), `user ${u.id}: unknown account ${u.accountId}`);
-  for (const p of doc.publishers)
+  for (const u of doc.users) {
+    check(accounts.has(u.accountId), `user ${u.id}: unknown account ${u.accountId}`);
+  }
+  for (const p of doc.publishers) {
     check(
       kindOf.get(p.accountId) === 'publisher',
       `publisher ${p.id}: ${p.accountId} is not a publisher account`,
     );
-  for (const a of doc.advertisers)
+  }
+  for (const a of doc.advertisers) {
     check(
       kindOf.get(a.accountId) === 'media_group',
       `advertiser ${a.id}: ${a.accountId} is not a media group`,
     );
-  for (const t of doc.templates) check(publishers.has(t.publisherId), `template ${t.id}: unknown publisher`);
-  for (const s of doc.adSlots) check(templates.has(s.templateId), `ad slot ${s.id}: unknown template`);
-  for (const io of doc.insertionOrders)
+  }
+  for (const t of doc.templates) {
+    check(publishers.has(t.publisherId), `template ${t.id}: unknown publisher`);
+  }
+  for (const s of doc.adSlots) {
+    check(templates.has(s.templateId), `ad slot ${s.id}: unknown template`);
+  }
+  for (const io of doc.insertionOrders) {
     check(advertisers.has(io.advertiserId), `insertion order ${io.id}: unknown advertiser`);
-  for (const c of doc.campaigns)
+  }
+  for (const c of doc.campaigns) {
     check(ios.has(c.insertionOrderId), `campaign ${c.id}: unknown insertion order`);
-  for (const s of doc.strategies) check(campaigns.has(s.campaignId), `strategy ${s.id}: unknown campaign`);
-  for (const c of doc.creatives) check(strategies.has(c.strategyId), `creative ${c.id}: unknown strategy`);
+  }
+  for (const s of doc.strategies) {
+    check(campaigns.has(s.campaignId), `strategy ${s.id}: unknown campaign`);
+  }
+  for (const c of doc.creatives) {
+    check(strategies.has(c.strategyId), `creative ${c.id}: unknown strategy`);
+  }
   const demandOfStrategy = new Map(
     doc.strategies.map((s) => [s.id, doc.campaigns.find((c) => c.id === s.campaignId)?.demandType]),
   );
@@ -104,8 +122,12 @@ export function buildCatalog(plain: unknown): Catalog {
   }
   const doc = plainToInstance(CatalogDocument, plain);
   const problems = flatten(validateSync(doc, { whitelist: true, forbidNonWhitelisted: true }));
-  if (problems.length === 0) problems.push(...referenceProblems(doc));
-  if (problems.length > 0) throw new CatalogException(CatalogErrorCode.Invalid, problems);
+  if (problems.length === 0) {
+    problems.push(...referenceProblems(doc));
+  }
+  if (problems.length > 0) {
+    throw new CatalogException(CatalogErrorCode.Invalid, problems);
+  }
   return new Catalog(doc);
 }
 

@@ -36,7 +36,9 @@ export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.Proce
   const plain: Record<string, unknown> = {};
   for (const key of Object.keys(defaults)) {
     const raw = env[key];
-    if (raw === undefined || raw === '') continue;
+    if (raw === undefined || raw === '') {
+      continue;
+    }
     const fallback = (defaults as Record<string, unknown>)[key];
     plain[key] =
       typeof fallback === 'number' ? (/^-?\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : raw) : raw;
@@ -47,7 +49,9 @@ export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.Proce
       (m) => `${e.property}: ${m} (got ${JSON.stringify(plain[e.property] ?? null)})`,
     ),
   );
-  if (problems.length > 0) throw new ConfigException(ConfigErrorCode.Invalid, problems);
+  if (problems.length > 0) {
+    throw new ConfigException(ConfigErrorCode.Invalid, problems);
+  }
   return config;
 }
 

@@ -74,7 +74,9 @@ export async function driveAdTagTraffic(
         headers: { 'user-agent': userAgent },
       });
       await res.body.dump();
-      if (res.statusCode !== 200 && res.statusCode !== 302) counts.failures += 1;
+      if (res.statusCode !== 200 && res.statusCode !== 302) {
+        counts.failures += 1;
+      }
       const location = res.headers.location;
       return Array.isArray(location) ? location[0] : location;
     } catch {
@@ -94,7 +96,9 @@ export async function driveAdTagTraffic(
       gender: GENDERS.pick(random),
     });
     const [key, value] = SEGMENTS.pick(random);
-    if (key) query.append('kv', `${key}:${value}`);
+    if (key) {
+      query.append('kv', `${key}:${value}`);
+    }
     return {
       slot: slot.id,
       query: query.toString(),

@@ -52,7 +52,9 @@ export function* generateDemoTraffic(catalog: Catalog, options: DemoTrafficOptio
       const plan = slots.pick(random);
       const creative = plan.creatives.pick(random);
       const dims = dimensionsFor(catalog, plan.slot, creative, day, random);
-      if (!dims) continue;
+      if (!dims) {
+        continue;
+      }
       const { dimensions, spendMicros, revenueMicros } = dims;
       const openMs = dayMs + HOURS.pick(random) * 3_600_000 + random.int(3_600_000);
       const at = (ms: number) => new Date(Math.min(ms, dayMs + 86_399_999)).toISOString();
@@ -131,7 +133,9 @@ function dimensionsFor(
 ): { dimensions: EventDimensions; spendMicros: number; revenueMicros: number } | undefined {
   const { template, publisher } = catalog.slotLineage(slot.id);
   const { strategy, campaign, insertionOrder, advertiser } = catalog.creativeLineage(creative.id);
-  if (!template || !publisher || !strategy || !campaign || !insertionOrder || !advertiser) return undefined;
+  if (!template || !publisher || !strategy || !campaign || !insertionOrder || !advertiser) {
+    return undefined;
+  }
   const place = PLACES.pick(random);
   const device = DEVICES.pick(random);
   const [segmentKey, segmentValue] = SEGMENTS.pick(random);

@@ -27,9 +27,15 @@ export async function seedDemoTraffic(
     const queue = pending.get(topic) ?? [];
     queue.push(toMessage(event));
     pending.set(topic, queue);
-    if (queue.length >= CHUNK) await flush(topic, queue);
+    if (queue.length >= CHUNK) {
+      await flush(topic, queue);
+    }
   }
-  for (const [topic, queue] of pending) if (queue.length > 0) await flush(topic, queue);
+  for (const [topic, queue] of pending) {
+    if (queue.length > 0) {
+      await flush(topic, queue);
+    }
+  }
   await bus.drain();
   return sent;
 }

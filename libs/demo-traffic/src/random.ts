@@ -47,8 +47,11 @@ export class Weighted<T> {
     let hi = this.cumulative.length - 1;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (this.cumulative[mid] > target) hi = mid;
-      else lo = mid + 1;
+      if (this.cumulative[mid] > target) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
     }
     return this.choices[lo][0];
   }

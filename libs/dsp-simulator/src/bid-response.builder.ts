@@ -87,7 +87,9 @@ interface Creative {
 const FALLBACK_SIZE: BannerSize = { w: 300, h: 250 };
 
 export function isBidRequest(body: unknown): body is OpenRtbBidRequest {
-  if (!isRecord(body) || typeof body.id !== 'string') return false;
+  if (!isRecord(body) || typeof body.id !== 'string') {
+    return false;
+  }
   const { imp } = body;
   return Array.isArray(imp) && imp.length > 0 && imp.every((i) => isRecord(i) && typeof i.id === 'string');
 }
@@ -112,14 +114,22 @@ export function chooseBids(
 ): OpenRtbBid[] {
   const { settings } = context;
   const bids: OpenRtbBid[] = [];
-  if (isBlocked(request, settings)) return bids;
+  if (isBlocked(request, settings)) {
+    return bids;
+  }
   for (const { imp, banner, native } of offers) {
     const slot = native && isAnswerable(native) ? native : undefined;
-    if (!slot && !banner) continue;
+    if (!slot && !banner) {
+      continue;
+    }
     const pmp = isRecord(imp.pmp) ? imp.pmp : undefined;
     const deal = settings.deals && pmp ? eligibleDeal(pmp, settings.seat) : undefined;
-    if (!deal && pmp?.private_auction === 1) continue;
-    if (!chance(settings.bidRate, settings.random)) continue;
+    if (!deal && pmp?.private_auction === 1) {
+      continue;
+    }
+    if (!chance(settings.bidRate, settings.random)) {
+      continue;
+    }
     const price = drawPrice(settings.priceCpm, settings.random);
     const creative = slot
       ? soundNative(context, slot, answerableKind(slot, context.nextNativeKind()) ?? 'real')
@@ -197,8 +207,12 @@ function makeBid(
     adomain,
     adm: creative.adm,
   };
-  if (cat.length > 0) bid.cat = cat;
-  if (dealid !== undefined) bid.dealid = dealid;
+  if (cat.length > 0) {
+    bid.cat = cat;
+  }
+  if (dealid !== undefined) {
+    bid.dealid = dealid;
+  }
   if (nurl) {
     bid.nurl = `${context.baseUrl}/win?auction=\${AUCTION_ID}&imp=\${AUCTION_IMP_ID}&price=\${AUCTION_PRICE}`;
   }
@@ -230,7 +244,9 @@ function nativeContext(context: BidContext): { baseUrl: string; seat: string; ad
 
 function bannerSize(imp: OpenRtbImp): BannerSize | undefined {
   const { banner } = imp;
-  if (!isRecord(banner)) return undefined;
+  if (!isRecord(banner)) {
+    return undefined;
+  }
   const { w, h } = banner;
   return isCreativeSide(w) && isCreativeSide(h) ? { w, h } : undefined;
 }
@@ -245,11 +261,17 @@ function isBlocked(request: OpenRtbBidRequest, settings: DspSettings): boolean {
 
 /** The first deal open to the seat; a deal without `wseat` (or an empty one) restricts no seat. */
 function eligibleDeal(pmp: Record<string, unknown>, seat: string): { id: string; floor: number } | undefined {
-  if (!Array.isArray(pmp.deals)) return undefined;
+  if (!Array.isArray(pmp.deals)) {
+    return undefined;
+  }
   for (const deal of pmp.deals as unknown[]) {
-    if (!isRecord(deal) || typeof deal.id !== 'string') continue;
+    if (!isRecord(deal) || typeof deal.id !== 'string') {
+      continue;
+    }
     const { wseat, bidfloor } = deal;
-    if (Array.isArray(wseat) && wseat.length > 0 && !wseat.includes(seat)) continue;
+    if (Array.isArray(wseat) && wseat.length > 0 && !wseat.includes(seat)) {
+      continue;
+    }
     return {
       id: deal.id,
       floor: typeof bidfloor === 'number' && Number.isFinite(bidfloor) && bidfloor > 0 ? bidfloor : 0,

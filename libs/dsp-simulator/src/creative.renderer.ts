@@ -38,7 +38,9 @@ const NATIVE_IMAGE_PATH = /^\/native-image\/(\d{1,5})x(\d{1,5})\.png$/;
 /** The creative named by a path such as `/creative/300x250.svg`, or undefined when out of range. */
 export function parseCreativePath(path: string): { size: BannerSize; format: CreativeFormat } | undefined {
   const match = CREATIVE_PATH.exec(path);
-  if (!match) return undefined;
+  if (!match) {
+    return undefined;
+  }
   const w = Number(match[1]);
   const h = Number(match[2]);
   return isCreativeSide(w) && isCreativeSide(h)
@@ -49,7 +51,9 @@ export function parseCreativePath(path: string): { size: BannerSize; format: Cre
 /** The size named by a native image path such as `/native-image/600x314.png`, sides from 1 to 99999. */
 export function parseNativeImagePath(path: string): BannerSize | undefined {
   const match = NATIVE_IMAGE_PATH.exec(path);
-  if (!match) return undefined;
+  if (!match) {
+    return undefined;
+  }
   const w = Number(match[1]);
   const h = Number(match[2]);
   return w >= 1 && h >= 1 ? { w, h } : undefined;
@@ -82,6 +86,8 @@ export function renderLandingPage(crid: string, advertiser: string): string {
 /** One colour per seat, so that several simulated DSPs are told apart at a glance. */
 export function hueOf(seat: string): number {
   let hash = 0;
-  for (let i = 0; i < seat.length; i += 1) hash = (Math.imul(hash, 31) + seat.charCodeAt(i)) >>> 0;
+  for (let i = 0; i < seat.length; i += 1) {
+    hash = (Math.imul(hash, 31) + seat.charCodeAt(i)) >>> 0;
+  }
   return hash % 360;
 }

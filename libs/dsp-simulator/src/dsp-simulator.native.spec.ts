@@ -43,7 +43,9 @@ function nativeBidRequest(
 /** The native response of a bid's markup, with or without its `native` wrapper. */
 function nativeOf(bid: { adm: string }, wrapped = true): Parsed {
   const markup = JSON.parse(bid.adm);
-  if (!wrapped) return markup;
+  if (!wrapped) {
+    return markup;
+  }
   expect(Object.keys(markup)).toEqual(['native']);
   return markup.native;
 }
@@ -275,7 +277,9 @@ describe('DspSimulator: native answers', () => {
     expect((await get(substitute(native.link.url))).body.toString()).toContain(
       'Simulated advertiser landing page',
     );
-    for (const tracker of native.imptrackers) expect((await get(substitute(tracker))).status).toBe(200);
+    for (const tracker of native.imptrackers) {
+      expect((await get(substitute(tracker))).status).toBe(200);
+    }
     expect((await get(substitute(native.link.clicktrackers[0]))).status).toBe(200);
     expect(sim.trackerHits).toEqual([
       { kind: 'imp', query: { auction: 'auction-1', imp: 'imp-n', crid: 'simulated-seat-native' } },
@@ -359,7 +363,9 @@ describe('DspSimulator: native faults', () => {
       (adm) => {
         const ids = assetIds(JSON.parse(adm).native);
         expect(ids).toHaveLength(4);
-        for (const id of ids) expect(id).toBeGreaterThan(5);
+        for (const id of ids) {
+          expect(id).toBeGreaterThan(5);
+        }
       },
     ],
     [
@@ -399,8 +405,11 @@ describe('DspSimulator: native faults', () => {
       'native_not_json',
       (adm, _sim, occurrence) => {
         expect(() => JSON.parse(adm)).toThrow(SyntaxError);
-        if (occurrence === 0) expect(adm.startsWith('{"native":{')).toBe(true);
-        else expect(adm.startsWith('<a href=')).toBe(true);
+        if (occurrence === 0) {
+          expect(adm.startsWith('{"native":{')).toBe(true);
+        } else {
+          expect(adm.startsWith('<a href=')).toBe(true);
+        }
       },
     ],
     [

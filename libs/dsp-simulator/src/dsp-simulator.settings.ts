@@ -190,7 +190,9 @@ export function applyBehaviour(current: DspSettings, patch: DspBehaviour): DspSe
   if (!(next.bidRate >= 0 && next.bidRate <= 1)) {
     throw new RangeError(`bidRate must be between 0 and 1, got ${next.bidRate}`);
   }
-  if (next.seat === '') throw new RangeError('seat must not be empty');
+  if (next.seat === '') {
+    throw new RangeError('seat must not be empty');
+  }
   // Checked at run time too: options also come from JSON (the benchmark) and plain JavaScript.
   if (!isNativeMode(next.native)) {
     throw new RangeError(`native must be one of ${NATIVE_MODES.join(', ')}, got ${String(next.native)}`);
@@ -221,24 +223,36 @@ function faultTable(faults: Partial<Record<string, number>>): FaultTable {
   const table: [DspFault, number][] = [];
   let total = 0;
   for (const [name, share = 0] of Object.entries(faults)) {
-    if (!isDspFault(name)) throw new RangeError(`unknown fault ${name}; known: ${DSP_FAULTS.join(', ')}`);
+    if (!isDspFault(name)) {
+      throw new RangeError(`unknown fault ${name}; known: ${DSP_FAULTS.join(', ')}`);
+    }
     if (!(Number.isFinite(share) && share >= 0)) {
       throw new RangeError(`fault ${name} needs a share >= 0, got ${share}`);
     }
-    if (share === 0) continue;
+    if (share === 0) {
+      continue;
+    }
     total += share;
     table.push([name, total]);
   }
   // Shares such as 0.1 + 0.2 + 0.7 add up to slightly more than 1 in floating point.
-  if (total > 1 + 1e-9) throw new RangeError(`fault shares add up to ${total}, more than 1`);
+  if (total > 1 + 1e-9) {
+    throw new RangeError(`fault shares add up to ${total}, more than 1`);
+  }
   return table;
 }
 
 /** The fault that replaces this request's answer, if any; draws only when faults are configured. */
 export function pickFault(settings: DspSettings): DspFault | undefined {
-  if (settings.faults.length === 0) return undefined;
+  if (settings.faults.length === 0) {
+    return undefined;
+  }
   const draw = settings.random();
-  for (const [fault, upTo] of settings.faults) if (draw < upTo) return fault;
+  for (const [fault, upTo] of settings.faults) {
+    if (draw < upTo) {
+      return fault;
+    }
+  }
   return undefined;
 }
 

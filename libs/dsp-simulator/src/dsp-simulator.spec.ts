@@ -95,7 +95,9 @@ describe('DspSimulator: bidding', () => {
     const outcomes = async (seed: number) => {
       const sim = await simulator({ bidRate: 0.5 }, seed);
       const answers = [];
-      for (let i = 0; i < 200; i += 1) answers.push(await post(sim, bidRequest({ id: `a${i}` })));
+      for (let i = 0; i < 200; i += 1) {
+        answers.push(await post(sim, bidRequest({ id: `a${i}` })));
+      }
       return answers.map((a) => (a.status === 204 ? 'none' : a.json().seatbid[0].bid[0].price));
     };
     const first = await outcomes(7);
@@ -319,7 +321,9 @@ describe('DspSimulator: faults', () => {
   it('applies weighted faults to their share of requests and answers the rest normally', async () => {
     const sim = await simulator({ faults: { http_500: 0.2, empty_200: 0.1 } });
     const statuses: number[] = [];
-    for (let i = 0; i < 500; i += 1) statuses.push((await post(sim, bidRequest({ id: `a${i}` }))).status);
+    for (let i = 0; i < 500; i += 1) {
+      statuses.push((await post(sim, bidRequest({ id: `a${i}` }))).status);
+    }
     const stats = sim.stats();
 
     expect(stats.faults.http_500).toBe(statuses.filter((s) => s === 500).length);
@@ -473,7 +477,9 @@ describe('DspSimulator: requests, configuration and lifecycle', () => {
   it('answers 413 to an oversized bid request streamed without a declared length', async () => {
     const sim = await simulator();
     async function* chunks() {
-      for (let i = 0; i < 20; i += 1) yield Buffer.alloc(64 * 1024, ' ');
+      for (let i = 0; i < 20; i += 1) {
+        yield Buffer.alloc(64 * 1024, ' ');
+      }
     }
     const res = await request(sim.bidUrl, { method: 'POST', body: Readable.from(chunks()) });
 

@@ -65,7 +65,9 @@ class CookieJar {
   }
 
   header(): Record<string, string> {
-    if (this.cookies.size === 0) return {};
+    if (this.cookies.size === 0) {
+      return {};
+    }
     return { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') };
   }
 }

@@ -176,7 +176,9 @@ export class DspSimulator {
   private readonly nextNativeKind = (): NativeKind => {
     this.nativeSequence += 1;
     const { native } = this.settings;
-    if (native !== 'mixed') return native;
+    if (native !== 'mixed') {
+      return native;
+    }
     return this.nativeSequence % 2 === 1 ? 'real' : 'static';
   };
   private closing: Promise<void> | undefined;
@@ -267,7 +269,9 @@ export class DspSimulator {
 
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve, reject) => {
-      for (const timer of this.timers) clearTimeout(timer);
+      for (const timer of this.timers) {
+        clearTimeout(timer);
+      }
       this.timers.clear();
       this.server.close((error) => (error ? reject(error) : resolve()));
       // Endless, dripping and hanging answers never end by themselves: their sockets are cut.
@@ -292,10 +296,15 @@ export class DspSimulator {
     const mark = target.indexOf('?');
     const path = mark === -1 ? target : target.slice(0, mark);
     const route = this.routes.get(`${req.method ?? ''} ${path}`);
-    if (route) route(req, res, mark === -1 ? '' : target.slice(mark + 1));
-    else if (req.method === 'GET' && path.startsWith(CREATIVE_PREFIX)) this.serveCreative(res, path);
-    else if (req.method === 'GET' && path.startsWith(NATIVE_IMAGE_PREFIX)) this.serveNativeImage(res, path);
-    else replyText(res, 404, 'not found');
+    if (route) {
+      route(req, res, mark === -1 ? '' : target.slice(mark + 1));
+    } else if (req.method === 'GET' && path.startsWith(CREATIVE_PREFIX)) {
+      this.serveCreative(res, path);
+    } else if (req.method === 'GET' && path.startsWith(NATIVE_IMAGE_PREFIX)) {
+      this.serveNativeImage(res, path);
+    } else {
+      replyText(res, 404, 'not found');
+    }
   }
 
   private receiveBidRequest(req: IncomingMessage, res: ServerResponse): void {
@@ -308,16 +317,21 @@ export class DspSimulator {
     let size = 0;
     let refused = false;
     req.on('data', (chunk: Buffer) => {
-      if (refused) return;
+      if (refused) {
+        return;
+      }
       size += chunk.length;
-      if (size <= MAX_BID_REQUEST_BYTES) chunks.push(chunk);
-      else {
+      if (size <= MAX_BID_REQUEST_BYTES) {
+        chunks.push(chunk);
+      } else {
         refused = true;
         this.refuseTooLarge(res);
       }
     });
     req.on('end', () => {
-      if (!refused) this.answerBidRequest(req, res, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      if (!refused) {
+        this.answerBidRequest(req, res, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      }
     });
   }
 
@@ -350,7 +364,9 @@ export class DspSimulator {
       return;
     }
     const matched = !settings.matchedOnlyBids || this.isMatchedUser(body);
-    if (!matched) this.counters.unmatched += 1;
+    if (!matched) {
+      this.counters.unmatched += 1;
+    }
     // Each native bid takes the next native kind: the sequence counts them.
     const nativeBefore = this.nativeSequence;
     const bids = matched ? chooseBids(offers, body, context) : [];
@@ -417,8 +433,11 @@ export class DspSimulator {
   }
 
   private recordHit(kind: TrackerHit['kind'], res: ServerResponse, query: string): void {
-    if (kind === 'imp') this.counters.impressions += 1;
-    else this.counters.clicks += 1;
+    if (kind === 'imp') {
+      this.counters.impressions += 1;
+    } else {
+      this.counters.clicks += 1;
+    }
     this.receivedHits.push({ kind, query: parseQuery(query) });
     reply(res, 200, PIXEL_HEADERS, TRANSPARENT_GIF);
   }
@@ -465,12 +484,16 @@ export class DspSimulator {
   private servePng(res: ServerResponse, rendering: Promise<Buffer>): void {
     rendering.then(
       (png) => {
-        if (res.destroyed) return;
+        if (res.destroyed) {
+          return;
+        }
         this.counters.images += 1;
         reply(res, 200, PNG_HEADERS, png);
       },
       () => {
-        if (!res.destroyed) replyText(res, 500, 'image rendering failed');
+        if (!res.destroyed) {
+          replyText(res, 500, 'image rendering failed');
+        }
       },
     );
   }
@@ -519,8 +542,12 @@ export class DspSimulator {
     }
     const matched = fault === undefined && wantsMatch;
     this.counters.syncs += 1;
-    if (matched) this.counters.syncsMatched += 1;
-    if (fault !== undefined) this.counters.syncFaults[fault] += 1;
+    if (matched) {
+      this.counters.syncsMatched += 1;
+    }
+    if (fault !== undefined) {
+      this.counters.syncFaults[fault] += 1;
+    }
     this.receivedSyncs.push({
       exchangeUuid,
       bidderId,
@@ -573,7 +600,9 @@ function zeroStats(): DspSimulatorStats {
 
 /** The fault drawn, unless it is a native one and no native imp of the request can carry it. */
 function applicable(fault: DspFault | undefined, offers: readonly ImpOffer[]): DspFault | undefined {
-  if (fault === undefined || !isNativeFault(fault)) return fault;
+  if (fault === undefined || !isNativeFault(fault)) {
+    return fault;
+  }
   return carriesNativeFault(offers, fault) ? fault : undefined;
 }
 

@@ -52,7 +52,9 @@ type TransportFault =
 type BodyFault = Exclude<DspFault, TransportFault | NativeFault>;
 
 export function writeFault(fault: DspFault, res: ServerResponse, answer: FaultAnswer): void {
-  if (isNativeFault(fault)) return replyJson(res, 200, JSON.stringify(answer.response));
+  if (isNativeFault(fault)) {
+    return replyJson(res, 200, JSON.stringify(answer.response));
+  }
   switch (fault) {
     case 'invalid_json':
       return replyJson(res, 200, JSON.stringify(answer.response).slice(0, 40));
@@ -145,7 +147,9 @@ function writeHuge(res: ServerResponse, answer: FaultAnswer): void {
   });
   res.write(head);
   // The same buffer queued 80 times: the socket holds references, not 5 MiB of copies.
-  for (let i = 0; i < HUGE_BODY_FILLERS; i += 1) res.write(FILLER);
+  for (let i = 0; i < HUGE_BODY_FILLERS; i += 1) {
+    res.write(FILLER);
+  }
   res.end(CLOSE_BID);
 }
 
@@ -155,7 +159,9 @@ function writeEndless(res: ServerResponse, answer: FaultAnswer): void {
   res.write(openBid(answer));
   const pump = (): void => {
     let flowing = true;
-    while (flowing && !res.destroyed) flowing = res.write(FILLER);
+    while (flowing && !res.destroyed) {
+      flowing = res.write(FILLER);
+    }
   };
   res.on('drain', pump);
   pump();

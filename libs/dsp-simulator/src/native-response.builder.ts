@@ -62,7 +62,9 @@ export interface NativeCreative {
  * no asset the simulator can fill.
  */
 export function readNativeSlot(native: unknown): NativeSlot | undefined {
-  if (!isRecord(native)) return undefined;
+  if (!isRecord(native)) {
+    return undefined;
+  }
   let request = native.request;
   if (typeof request === 'string') {
     try {
@@ -71,11 +73,17 @@ export function readNativeSlot(native: unknown): NativeSlot | undefined {
       return undefined;
     }
   }
-  if (isRecord(request) && isRecord(request.native) && request.assets === undefined) request = request.native;
-  if (!isRecord(request)) return undefined;
+  if (isRecord(request) && isRecord(request.native) && request.assets === undefined) {
+    request = request.native;
+  }
+  if (!isRecord(request)) {
+    return undefined;
+  }
   // The spec's table names the array `asset`, its sample payload `assets`.
   const assets = Array.isArray(request.assets) ? request.assets : request.asset;
-  if (!Array.isArray(assets)) return undefined;
+  if (!Array.isArray(assets)) {
+    return undefined;
+  }
   return slotOf(assets as unknown[]);
 }
 
@@ -88,24 +96,36 @@ function slotOf(assets: readonly unknown[]): NativeSlot | undefined {
   const required: number[] = [];
   let maxAssetId = 0;
   for (const asset of assets) {
-    if (!isRecord(asset) || !Number.isSafeInteger(asset.id)) continue;
+    if (!isRecord(asset) || !Number.isSafeInteger(asset.id)) {
+      continue;
+    }
     const id = asset.id as number;
     maxAssetId = Math.max(maxAssetId, id);
-    if (asset.required === 1) required.push(id);
+    if (asset.required === 1) {
+      required.push(id);
+    }
     const { img, data } = asset;
     if (isRecord(asset.title)) {
       title ??= { id, len: positiveInteger(asset.title.len) ?? NATIVE_TITLE_LEN };
     } else if (isRecord(img)) {
       const type = img.type ?? img.types;
-      if (type === NativeImageType.Main) main ??= imageAsset(id, img, DEFAULT_MAIN_IMAGE);
-      else if (type === NativeImageType.StaticAd) staticAd ??= imageAsset(id, img, undefined);
+      if (type === NativeImageType.Main) {
+        main ??= imageAsset(id, img, DEFAULT_MAIN_IMAGE);
+      } else if (type === NativeImageType.StaticAd) {
+        staticAd ??= imageAsset(id, img, undefined);
+      }
     } else if (isRecord(data)) {
       const text = { id, len: positiveInteger(data.len) };
-      if (data.type === NativeDataType.Description) description ??= text;
-      else if (data.type === NativeDataType.Sponsored) sponsored ??= text;
+      if (data.type === NativeDataType.Description) {
+        description ??= text;
+      } else if (data.type === NativeDataType.Sponsored) {
+        sponsored ??= text;
+      }
     }
   }
-  if (!title && !main && !description && !sponsored && !staticAd) return undefined;
+  if (!title && !main && !description && !sponsored && !staticAd) {
+    return undefined;
+  }
   return { title, main, description, sponsored, staticAd, required, maxAssetId };
 }
 
@@ -115,7 +135,9 @@ export function canAnswer(slot: NativeSlot, kind: NativeKind): boolean {
     const { staticAd } = slot;
     return staticAd !== undefined && slot.required.every((id) => id === staticAd.id);
   }
-  if (!slot.title && !slot.main) return false;
+  if (!slot.title && !slot.main) {
+    return false;
+  }
   const filled = [slot.title, slot.main, slot.description, slot.sponsored].map((asset) => asset?.id);
   return slot.required.every((id) => filled.includes(id));
 }
@@ -127,7 +149,9 @@ export function isAnswerable(slot: NativeSlot): boolean {
 
 /** The preferred kind when the request allows it, else the other one, else none. */
 export function answerableKind(slot: NativeSlot, preferred: NativeKind): NativeKind | undefined {
-  if (canAnswer(slot, preferred)) return preferred;
+  if (canAnswer(slot, preferred)) {
+    return preferred;
+  }
   const other = preferred === 'real' ? 'static' : 'real';
   return canAnswer(slot, other) ? other : undefined;
 }
@@ -149,8 +173,9 @@ export function nativeCreative(
   } else {
     crid = `${seat}-native`;
     const { title, main, description, sponsored } = slot;
-    if (title)
+    if (title) {
       assets.push({ id: title.id, title: { text: fit(`${advertiser}: picks of the week`, title.len) } });
+    }
     if (main) {
       const { w, h } = main.size;
       const url = `${baseUrl}${nativeImagePath(main.size)}?crid=${encodeURIComponent(crid)}`;
@@ -160,7 +185,9 @@ export function nativeCreative(
       const text = `A simulated native ad of ${seat}, flattened by the exchange into one image for the email.`;
       assets.push({ id: description.id, data: { value: fit(text, description.len) } });
     }
-    if (sponsored) assets.push({ id: sponsored.id, data: { value: fit(advertiser, sponsored.len) } });
+    if (sponsored) {
+      assets.push({ id: sponsored.id, data: { value: fit(advertiser, sponsored.len) } });
+    }
   }
   return { kind, crid, response: { ver: NATIVE_VERSION, assets, ...trackers(baseUrl, crid) } };
 }
@@ -199,7 +226,9 @@ function imageAsset(
 
 /** The text cut to `len` characters, whole code points, when longer. */
 function fit(text: string, len: number | undefined): string {
-  if (len === undefined || text.length <= len) return text;
+  if (len === undefined || text.length <= len) {
+    return text;
+  }
   return Array.from(text).slice(0, len).join('').trimEnd();
 }
 

@@ -47,7 +47,9 @@ export function faultyKind(fault: NativeFault, slot: NativeSlot, preferred: Nati
       return 'real';
     case 'native_huge_image':
     case 'native_image_never_answers':
-      if (preferred === 'static') return slot.staticAd ? 'static' : 'real';
+      if (preferred === 'static') {
+        return slot.staticAd ? 'static' : 'real';
+      }
       return slot.main ? 'real' : 'static';
     default:
       return (
@@ -126,9 +128,15 @@ function assetsAsObject(response: NativeResponse): object {
 /** The title text as a number, a data value as a number, image sides as strings. */
 function mistypedAssets(response: NativeResponse): object {
   return withAssets(response, (asset) => {
-    if (asset.title) return { ...asset, title: { text: 12345 } };
-    if (asset.data) return { ...asset, data: { ...asset.data, value: 42 } };
-    if (asset.img) return { ...asset, img: { ...asset.img, w: String(asset.img.w), h: String(asset.img.h) } };
+    if (asset.title) {
+      return { ...asset, title: { text: 12345 } };
+    }
+    if (asset.data) {
+      return { ...asset, data: { ...asset.data, value: 42 } };
+    }
+    if (asset.img) {
+      return { ...asset, img: { ...asset.img, w: String(asset.img.w), h: String(asset.img.h) } };
+    }
     return asset;
   });
 }

@@ -19,7 +19,9 @@ describe('PngCache', () => {
     const cache = new PngCache();
     let renders = 0;
     const render = async () => Buffer.from(String((renders += 1)));
-    for (let i = 0; i <= IMAGE_CACHE_LIMIT; i += 1) await cache.get(`k${i}`, render);
+    for (let i = 0; i <= IMAGE_CACHE_LIMIT; i += 1) {
+      await cache.get(`k${i}`, render);
+    }
 
     expect(cache.size).toBe(IMAGE_CACHE_LIMIT);
     await cache.get(`k${IMAGE_CACHE_LIMIT}`, render);

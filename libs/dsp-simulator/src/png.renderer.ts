@@ -25,8 +25,12 @@ export class PngCache {
 
   get(key: string, render: () => Promise<Buffer>): Promise<Buffer> {
     const cached = this.images.get(key);
-    if (cached) return cached;
-    if (this.images.size >= IMAGE_CACHE_LIMIT) this.images.delete(this.images.keys().next().value!);
+    if (cached) {
+      return cached;
+    }
+    if (this.images.size >= IMAGE_CACHE_LIMIT) {
+      this.images.delete(this.images.keys().next().value!);
+    }
     let rendering: Promise<Buffer>;
     try {
       rendering = render();
@@ -99,7 +103,9 @@ export function writeHugePng(res: ServerResponse, size: BannerSize): void {
   });
   res.write(head);
   // The same buffer queued 320 times: the socket holds references, not 20 MiB of copies.
-  for (let i = 0; i < HUGE_FILLERS; i += 1) res.write(ZEROS);
+  for (let i = 0; i < HUGE_FILLERS; i += 1) {
+    res.write(ZEROS);
+  }
   res.end(tail);
 }
 
@@ -144,7 +150,9 @@ let idatCrc: number | undefined;
 function hugeIdatCrc(): number {
   if (idatCrc === undefined) {
     let crc = crc32('IDAT');
-    for (let i = 0; i < HUGE_FILLERS; i += 1) crc = crc32(ZEROS, crc);
+    for (let i = 0; i < HUGE_FILLERS; i += 1) {
+      crc = crc32(ZEROS, crc);
+    }
     idatCrc = crc;
   }
   return idatCrc;

@@ -11,7 +11,9 @@ describe('RingBuffer', () => {
 
   it('keeps the last items once full, oldest first', () => {
     const buffer = new RingBuffer<number>(3);
-    for (let i = 1; i <= 7; i += 1) buffer.push(i);
+    for (let i = 1; i <= 7; i += 1) {
+      buffer.push(i);
+    }
     expect(buffer.toArray()).toEqual([5, 6, 7]);
   });
 

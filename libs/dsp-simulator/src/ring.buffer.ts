@@ -6,14 +6,19 @@ export class RingBuffer<T> {
   constructor(private readonly capacity: number) {}
 
   push(item: T): void {
-    if (this.items.length < this.capacity) this.items.push(item);
-    else this.items[this.next] = item;
+    if (this.items.length < this.capacity) {
+      this.items.push(item);
+    } else {
+      this.items[this.next] = item;
+    }
     this.next = (this.next + 1) % this.capacity;
   }
 
   /** Oldest first. */
   toArray(): T[] {
-    if (this.items.length < this.capacity) return this.items.slice();
+    if (this.items.length < this.capacity) {
+      return this.items.slice();
+    }
     return [...this.items.slice(this.next), ...this.items.slice(0, this.next)];
   }
 

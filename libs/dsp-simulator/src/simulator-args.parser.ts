@@ -44,7 +44,9 @@ export function parseSimulatorArgs(args: readonly string[]): DspSimulatorOptions
     },
   });
   const options: DspSimulatorOptions = {};
-  if (values.host !== undefined) options.host = values.host;
+  if (values.host !== undefined) {
+    options.host = values.host;
+  }
   if (values.port !== undefined) {
     const port = Number(values.port);
     if (!(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
@@ -52,44 +54,74 @@ export function parseSimulatorArgs(args: readonly string[]): DspSimulatorOptions
     }
     options.port = port;
   }
-  if (values['public-url'] !== undefined) options.publicUrl = values['public-url'];
-  if (values.latency !== undefined) options.latencyMs = parseRange('--latency', values.latency);
-  if (values['bid-rate'] !== undefined) options.bidRate = parseNumber('--bid-rate', values['bid-rate']);
-  if (values.price !== undefined) options.priceCpm = parseRange('--price', values.price);
-  if (values.seat !== undefined) options.seat = values.seat;
-  if (values.adomain !== undefined) options.adomain = parseList(values.adomain);
-  if (values.cat !== undefined) options.cat = parseList(values.cat);
-  if (values.deals !== undefined) options.deals = values.deals;
-  if (values.nurl !== undefined) options.nurl = values.nurl;
-  if (values.faults !== undefined) options.faults = parseFaults(values.faults);
+  if (values['public-url'] !== undefined) {
+    options.publicUrl = values['public-url'];
+  }
+  if (values.latency !== undefined) {
+    options.latencyMs = parseRange('--latency', values.latency);
+  }
+  if (values['bid-rate'] !== undefined) {
+    options.bidRate = parseNumber('--bid-rate', values['bid-rate']);
+  }
+  if (values.price !== undefined) {
+    options.priceCpm = parseRange('--price', values.price);
+  }
+  if (values.seat !== undefined) {
+    options.seat = values.seat;
+  }
+  if (values.adomain !== undefined) {
+    options.adomain = parseList(values.adomain);
+  }
+  if (values.cat !== undefined) {
+    options.cat = parseList(values.cat);
+  }
+  if (values.deals !== undefined) {
+    options.deals = values.deals;
+  }
+  if (values.nurl !== undefined) {
+    options.nurl = values.nurl;
+  }
+  if (values.faults !== undefined) {
+    options.faults = parseFaults(values.faults);
+  }
   if (values.native !== undefined) {
     if (!isNativeMode(values.native)) {
       throw new Error(`--native takes ${NATIVE_MODES.join('|')}, got ${values.native}`);
     }
     options.native = values.native;
   }
-  if (values['native-unwrapped'] !== undefined) options.nativeWrapper = !values['native-unwrapped'];
+  if (values['native-unwrapped'] !== undefined) {
+    options.nativeWrapper = !values['native-unwrapped'];
+  }
   if (values['sync-match-rate'] !== undefined) {
     options.syncMatchRate = parseNumber('--sync-match-rate', values['sync-match-rate']);
   }
   if (values['sync-expiration'] !== undefined) {
     const seconds = values['sync-expiration'];
-    if (!/^\d+$/.test(seconds)) throw new Error(`--sync-expiration takes whole seconds, got ${seconds}`);
+    if (!/^\d+$/.test(seconds)) {
+      throw new Error(`--sync-expiration takes whole seconds, got ${seconds}`);
+    }
     options.syncExpirationSeconds = Number(seconds);
   }
   if (values['sync-fault'] !== undefined) {
     const fault = values['sync-fault'];
-    if (!isSyncFault(fault)) throw new Error(`--sync-fault takes ${SYNC_FAULTS.join('|')}, got ${fault}`);
+    if (!isSyncFault(fault)) {
+      throw new Error(`--sync-fault takes ${SYNC_FAULTS.join('|')}, got ${fault}`);
+    }
     options.syncFault = fault;
   }
-  if (values['matched-only'] !== undefined) options.matchedOnlyBids = values['matched-only'];
+  if (values['matched-only'] !== undefined) {
+    options.matchedOnlyBids = values['matched-only'];
+  }
   return options;
 }
 
 const NUMBER = /^\d+(?:\.\d+)?$/;
 
 function parseNumber(flag: string, text: string): number {
-  if (!NUMBER.test(text)) throw new Error(`${flag} takes a non-negative number, got ${text}`);
+  if (!NUMBER.test(text)) {
+    throw new Error(`${flag} takes a non-negative number, got ${text}`);
+  }
   return Number(text);
 }
 
@@ -114,7 +146,9 @@ function parseFaults(text: string): Partial<Record<DspFault, number>> {
   const faults: Partial<Record<DspFault, number>> = {};
   for (const item of parseList(text)) {
     const [name, share = ''] = item.split('=');
-    if (!isDspFault(name)) throw new Error(`--faults: unknown fault ${name}`);
+    if (!isDspFault(name)) {
+      throw new Error(`--faults: unknown fault ${name}`);
+    }
     faults[name] = parseNumber(`--faults ${name}`, share);
   }
   return faults;

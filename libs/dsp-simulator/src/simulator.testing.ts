@@ -53,10 +53,14 @@ export async function readFor(
       method === 'POST'
         ? await request(url, { method, body: JSON.stringify(body), signal })
         : await request(url, { signal });
-    for await (const chunk of res.body) bytes += (chunk as Buffer).length;
+    for await (const chunk of res.body) {
+      bytes += (chunk as Buffer).length;
+    }
     return { bytes, aborted: false };
   } catch (error) {
-    if (signal.aborted) return { bytes, aborted: true };
+    if (signal.aborted) {
+      return { bytes, aborted: true };
+    }
     throw error;
   }
 }
@@ -70,7 +74,8 @@ export async function timed<T>(action: () => Promise<T>): Promise<{ result: T; m
 /** Width and height from a PNG's IHDR chunk, which follows the 8-byte signature. */
 export function pngSize(png: Buffer): { w: number; h: number } | undefined {
   const signature = png.subarray(0, 8).toString('latin1');
-  if (signature !== '\x89PNG\r\n\x1a\n' || png.subarray(12, 16).toString('latin1') !== 'IHDR')
+  if (signature !== '\x89PNG\r\n\x1a\n' || png.subarray(12, 16).toString('latin1') !== 'IHDR') {
     return undefined;
+  }
   return { w: png.readUInt32BE(16), h: png.readUInt32BE(20) };
 }

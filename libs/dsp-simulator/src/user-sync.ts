@@ -31,7 +31,9 @@ export class UidIssuer {
   }
 
   issued(uid: unknown): uid is string {
-    if (typeof uid !== 'string' || !UID_PATTERN.test(uid)) return false;
+    if (typeof uid !== 'string' || !UID_PATTERN.test(uid)) {
+      return false;
+    }
     const dot = uid.indexOf('.');
     return this.tag(uid.slice(0, dot)) === uid.slice(dot + 1);
   }
@@ -64,8 +66,12 @@ export function readSyncQuery(query: string): SyncQuery {
   const bidderId = params.get('bidder_id') ?? '';
   const callbackUrl = params.get('callback_url') ?? '';
   const refused = (reason: string): SyncQuery => ({ ok: false, exchangeUuid, bidderId, callbackUrl, reason });
-  if (exchangeUuid === '') return refused('exchange_uuid is required');
-  if (bidderId === '') return refused('bidder_id is required');
+  if (exchangeUuid === '') {
+    return refused('exchange_uuid is required');
+  }
+  if (bidderId === '') {
+    return refused('bidder_id is required');
+  }
   const callback = URL.canParse(callbackUrl) ? new URL(callbackUrl) : undefined;
   if (!callback || (callback.protocol !== 'http:' && callback.protocol !== 'https:')) {
     return refused('callback_url must be an http(s) URL');
@@ -75,10 +81,14 @@ export function readSyncQuery(query: string): SyncQuery {
 
 /** The value of a cookie in a Cookie header, the first when repeated. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
+  if (header === undefined) {
+    return undefined;
+  }
   for (const pair of header.split(';')) {
     const eq = pair.indexOf('=');
-    if (eq !== -1 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
+    if (eq !== -1 && pair.slice(0, eq).trim() === name) {
+      return pair.slice(eq + 1).trim();
+    }
   }
   return undefined;
 }
@@ -91,7 +101,9 @@ export function uidCookie(uid: string, secure: boolean): string {
 
 /** Whether the browser reached the simulator over https: directly, or through a proxy saying so. */
 export function cameOverHttps(req: IncomingMessage): boolean {
-  if ((req.socket as Partial<TLSSocket>).encrypted === true) return true;
+  if ((req.socket as Partial<TLSSocket>).encrypted === true) {
+    return true;
+  }
   const forwarded = req.headers['x-forwarded-proto'];
   const proto = Array.isArray(forwarded) ? forwarded[0] : forwarded;
   return proto?.split(',')[0].trim().toLowerCase() === 'https';
@@ -112,17 +124,24 @@ export function callbackLocation(
   const { hash } = url;
   url.hash = '';
   let added = `bidder_id=${encodeURIComponent(bidderId)}&bidder_uuid=${encodeURIComponent(bidderUuid)}`;
-  if (expiration !== undefined) added += `&expiration=${expiration}`;
+  if (expiration !== undefined) {
+    added += `&expiration=${expiration}`;
+  }
   // An empty query (`/s/1?`) keeps its question mark in href but not in search.
-  if (url.search === '') return `${url.href.replace(/\?$/, '')}?${added}${hash}`;
+  if (url.search === '') {
+    return `${url.href.replace(/\?$/, '')}?${added}${hash}`;
+  }
   return `${url.href}&${added}${hash}`;
 }
 
 /** The bidder_uuid a sync fault sends instead of the user's id, if it changes it. */
 export function faultyBidderUuid(fault: SyncFault | undefined, uid: string): string | undefined {
-  if (fault === 'script_uuid') return SCRIPT_UUID;
-  if (fault === 'huge_uuid')
+  if (fault === 'script_uuid') {
+    return SCRIPT_UUID;
+  }
+  if (fault === 'huge_uuid') {
     return `${uid}-`.repeat(Math.ceil(HUGE_UUID_LENGTH / (uid.length + 1))).slice(0, HUGE_UUID_LENGTH);
+  }
   return undefined;
 }
 

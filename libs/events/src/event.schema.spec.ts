@@ -40,6 +40,8 @@ describe('parseAdEvent', () => {
   ])('refuses %s with a reason', (_name, value, reason) => {
     const parsed = parseAdEvent(value);
     expect(parsed.ok).toBe(false);
-    if (!parsed.ok) expect(parsed.reason).toMatch(reason);
+    if (!parsed.ok) {
+      expect(parsed.reason).toMatch(reason);
+    }
   });
 });

@@ -146,7 +146,9 @@ export function parseAdEvent(value: string): ParsedEvent {
     };
   }
   const event = plain as AdEvent;
-  if (Number.isNaN(Date.parse(event.ts))) return { ok: false, reason: 'invalid event: /ts is not a date' };
+  if (Number.isNaN(Date.parse(event.ts))) {
+    return { ok: false, reason: 'invalid event: /ts is not a date' };
+  }
   return { ok: true, event };
 }
 

@@ -81,7 +81,9 @@ export class InProcessEventBus implements EventBus {
   }
 
   async publish(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
-    if (this.closed) throw new Error('event bus closed');
+    if (this.closed) {
+      throw new Error('event bus closed');
+    }
     while (this.fullestQueue() > this.options.highWaterMark) {
       await new Promise<void>((resolve) => this.spaceWaiters.push(resolve));
     }
@@ -92,7 +94,9 @@ export class InProcessEventBus implements EventBus {
       this.nextOffset.set(offsetKey, offset + 1);
       const delivered: DeliveredMessage = { ...message, offset: String(offset) };
       for (const group of this.groups.values()) {
-        if (!group.topics.has(topic)) continue;
+        if (!group.topics.has(topic)) {
+          continue;
+        }
         const queue = this.queueOf(group, topic, partition);
         queue.messages.push(delivered);
         this.schedule(group, topic, partition, queue);
@@ -101,7 +105,9 @@ export class InProcessEventBus implements EventBus {
   }
 
   async subscribe(groupId: string, topics: readonly string[], handler: BatchHandler): Promise<Subscription> {
-    if (this.groups.has(groupId)) throw new Error(`consumer group ${groupId} already subscribed`);
+    if (this.groups.has(groupId)) {
+      throw new Error(`consumer group ${groupId} already subscribed`);
+    }
     // Batches are handled in the subscriber's async context, as a Kafka consumer's are, not in
     // that of whichever publisher scheduled them (its logger, its request).
     const group: Group = {
@@ -116,21 +122,29 @@ export class InProcessEventBus implements EventBus {
       stop: async () => {
         group.stopped = true;
         this.groups.delete(groupId);
-        for (const queues of group.queues.values()) for (const q of queues) clearTimeout(q.timer);
+        for (const queues of group.queues.values()) {
+          for (const q of queues) {
+            clearTimeout(q.timer);
+          }
+        }
         this.notify();
       },
     };
   }
 
   async drain(): Promise<void> {
-    if (this.isIdle()) return;
+    if (this.isIdle()) {
+      return;
+    }
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
   async close(): Promise<void> {
     await this.drain();
     this.closed = true;
-    for (const group of [...this.groups.values()]) group.stopped = true;
+    for (const group of [...this.groups.values()]) {
+      group.stopped = true;
+    }
     this.groups.clear();
   }
 
@@ -150,7 +164,9 @@ export class InProcessEventBus implements EventBus {
     queue: PartitionQueue,
     delay?: number,
   ): void {
-    if (queue.busy || queue.timer || group.stopped) return;
+    if (queue.busy || queue.timer || group.stopped) {
+      return;
+    }
     const wait = delay ?? (queue.length >= this.options.maxBatchSize ? 0 : this.options.lingerMs);
     queue.timer = setTimeout(() => {
       queue.timer = undefined;
@@ -179,29 +195,47 @@ export class InProcessEventBus implements EventBus {
     } finally {
       queue.busy = false;
     }
-    if (queue.length > 0)
+    if (queue.length > 0) {
       this.schedule(group, topic, partition, queue, retry ? this.options.retryDelayMs : 0);
+    }
     this.notify();
   }
 
   private fullestQueue(): number {
     let max = 0;
-    for (const group of this.groups.values())
-      for (const queues of group.queues.values()) for (const q of queues) max = Math.max(max, q.length);
+    for (const group of this.groups.values()) {
+      for (const queues of group.queues.values()) {
+        for (const q of queues) {
+          max = Math.max(max, q.length);
+        }
+      }
+    }
     return max;
   }
 
   private isIdle(): boolean {
-    for (const group of this.groups.values())
-      for (const queues of group.queues.values())
-        for (const q of queues) if (q.length > 0 || q.busy) return false;
+    for (const group of this.groups.values()) {
+      for (const queues of group.queues.values()) {
+        for (const q of queues) {
+          if (q.length > 0 || q.busy) {
+            return false;
+          }
+        }
+      }
+    }
     return true;
   }
 
   private notify(): void {
     if (this.fullestQueue() <= this.options.highWaterMark) {
-      for (const wake of this.spaceWaiters.splice(0)) wake();
+      for (const wake of this.spaceWaiters.splice(0)) {
+        wake();
+      }
     }
-    if (this.isIdle()) for (const wake of this.idleWaiters.splice(0)) wake();
+    if (this.isIdle()) {
+      for (const wake of this.idleWaiters.splice(0)) {
+        wake();
+      }
+    }
   }
 }

@@ -75,7 +75,9 @@ export class KafkaEventBus implements EventBus {
   /** Creates the topics (idempotently) with the configured partition count. */
   async ensureTopics(topics: readonly string[]): Promise<void> {
     const missing = topics.map((t) => this.onCluster(t)).filter((t) => !this.knownTopics.has(t));
-    if (missing.length === 0) return;
+    if (missing.length === 0) {
+      return;
+    }
     await this.connect();
     await this.admin.createTopics({
       waitForLeaders: true,
@@ -85,12 +87,18 @@ export class KafkaEventBus implements EventBus {
         replicationFactor: 1,
       })),
     });
-    for (const topic of missing) this.knownTopics.add(topic);
+    for (const topic of missing) {
+      this.knownTopics.add(topic);
+    }
   }
 
   async publish(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
-    if (this.closed) throw new Error('event bus closed');
-    if (messages.length === 0) return;
+    if (this.closed) {
+      throw new Error('event bus closed');
+    }
+    if (messages.length === 0) {
+      return;
+    }
     if (this.spoolSize() > 0) {
       this.spool({ topic, messages });
       void this.replaySpool();
@@ -117,15 +125,18 @@ export class KafkaEventBus implements EventBus {
       retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 5_000 },
     });
     await consumer.connect();
-    for (const topic of topics)
+    for (const topic of topics) {
       await consumer.subscribe({ topic: this.onCluster(topic), fromBeginning: true });
+    }
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.options.concurrentPartitions,
       eachBatch: async (payload) => {
         const { batch } = payload;
-        if (!payload.isRunning() || payload.isStale() || batch.messages.length === 0) return;
+        if (!payload.isRunning() || payload.isStale() || batch.messages.length === 0) {
+          return;
+        }
         await handler({
           source: `${batch.topic}/${batch.partition}`,
           topic: this.plain(batch.topic),
@@ -164,7 +175,9 @@ export class KafkaEventBus implements EventBus {
   async drain(timeoutMs = 120_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.spoolSize() === 0 && (await this.caughtUp())) return;
+      if (this.spoolSize() === 0 && (await this.caughtUp())) {
+        return;
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error('event bus did not drain in time');
@@ -227,7 +240,9 @@ export class KafkaEventBus implements EventBus {
         const done = new Map(committed[0]?.partitions.map((p) => [p.partition, BigInt(p.offset)]) ?? []);
         for (const end of ends) {
           const at = done.get(end.partition) ?? -1n;
-          if (BigInt(end.high) > 0n && at < BigInt(end.high)) return false;
+          if (BigInt(end.high) > 0n && at < BigInt(end.high)) {
+            return false;
+          }
         }
       }
     }
@@ -253,11 +268,15 @@ export class KafkaEventBus implements EventBus {
 
   /** Sends the spooled entries in order; stops at the first failure and keeps the rest. */
   private replaySpool(): Promise<void> {
-    if (this.replaying || this.spoolSize() === 0 || this.closed) return this.replaying ?? Promise.resolve();
+    if (this.replaying || this.spoolSize() === 0 || this.closed) {
+      return this.replaying ?? Promise.resolve();
+    }
     this.replaying = (async () => {
       const working = `${this.spoolFile}.replay`;
       // A replay file left by a crash is older than the spool: it goes first.
-      if (!existsSync(working)) renameSync(this.spoolFile, working);
+      if (!existsSync(working)) {
+        renameSync(this.spoolFile, working);
+      }
       const entries = readFileSync(working, 'utf8')
         .split('\n')
         .filter(Boolean)

@@ -97,7 +97,9 @@ export async function startImageServer(): Promise<ImageServer> {
       const pump = (): void => {
         while (sent < 48) {
           sent += 1;
-          if (!response.write(chunk)) return void response.once('drain', pump);
+          if (!response.write(chunk)) {
+            return void response.once('drain', pump);
+          }
         }
         response.end();
       };
@@ -122,7 +124,9 @@ export async function startImageServer(): Promise<ImageServer> {
     hits.set(path, (hits.get(path) ?? 0) + 1);
     // /ad/<anything>.png: a distinct URL per ad, the same picture.
     const route = routes[path] ?? (path.startsWith('/ad/') ? routes['/photo.jpg'] : undefined);
-    if (route) return route(request, response);
+    if (route) {
+      return route(request, response);
+    }
     response.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -99,21 +99,30 @@ export class NativeAdCache {
     render: () => Promise<NativeRenderResult<Reason>>,
   ): Promise<NativeRenderResult<Reason>> {
     const png = this.get(key);
-    if (png !== undefined) return Promise.resolve({ ok: true, png });
+    if (png !== undefined) {
+      return Promise.resolve({ ok: true, png });
+    }
     const failed = this.failures.get(key);
     if (failed !== undefined) {
-      if (failed.until > this.now()) return Promise.resolve({ ok: false, reason: failed.reason as Reason });
+      if (failed.until > this.now()) {
+        return Promise.resolve({ ok: false, reason: failed.reason as Reason });
+      }
       this.failures.delete(key);
     }
     const pending = this.inFlight.get(key);
-    if (pending !== undefined) return pending as Promise<NativeRenderResult<Reason>>;
+    if (pending !== undefined) {
+      return pending as Promise<NativeRenderResult<Reason>>;
+    }
 
     const started = render()
       .catch((): NativeRenderResult<Reason> => ({ ok: false, reason: 'native_render_error' as Reason }))
       .then((result) => {
         this.inFlight.delete(key);
-        if (result.ok) this.set(key, result.png);
-        else this.remember(key, result.reason);
+        if (result.ok) {
+          this.set(key, result.png);
+        } else {
+          this.remember(key, result.reason);
+        }
         return result;
       });
     this.inFlight.set(key, started);
@@ -123,11 +132,15 @@ export class NativeAdCache {
   /** A PNG larger than the whole byte budget is served but not kept. */
   set(key: string, png: Buffer): void {
     this.delete(key);
-    if (png.length > this.maxBytes) return;
+    if (png.length > this.maxBytes) {
+      return;
+    }
     this.pngs.set(key, png);
     this.totalBytes += png.length;
     for (const [oldest, oldPng] of this.pngs) {
-      if (this.pngs.size <= this.maxEntries && this.totalBytes <= this.maxBytes) break;
+      if (this.pngs.size <= this.maxEntries && this.totalBytes <= this.maxBytes) {
+        break;
+      }
       this.pngs.delete(oldest);
       this.totalBytes -= oldPng.length;
     }
@@ -135,18 +148,24 @@ export class NativeAdCache {
 
   delete(key: string): void {
     const png = this.pngs.get(key);
-    if (png === undefined) return;
+    if (png === undefined) {
+      return;
+    }
     this.pngs.delete(key);
     this.totalBytes -= png.length;
   }
 
   private remember(key: string, reason: string): void {
-    if (this.failureTtlMs <= 0) return;
+    if (this.failureTtlMs <= 0) {
+      return;
+    }
     this.failures.delete(key);
     this.failures.set(key, { reason, until: this.now() + this.failureTtlMs });
     if (this.failures.size > this.maxFailures) {
       const oldest = this.failures.keys().next();
-      if (!oldest.done) this.failures.delete(oldest.value);
+      if (!oldest.done) {
+        this.failures.delete(oldest.value);
+      }
     }
   }
 }

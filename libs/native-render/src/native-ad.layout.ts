@@ -44,9 +44,13 @@ export interface NativeAdLayout {
 /** The column layout with its image grown by up to `spare` pixels of unused text height. */
 export function growImage(layout: NativeAdLayout, spare: number): NativeAdLayout {
   const { image, imageMaxHeight } = layout;
-  if (image === undefined || imageMaxHeight === undefined || spare <= 0) return layout;
+  if (image === undefined || imageMaxHeight === undefined || spare <= 0) {
+    return layout;
+  }
   const extra = Math.floor(Math.min(spare, imageMaxHeight - image.h));
-  if (extra <= 0) return layout;
+  if (extra <= 0) {
+    return layout;
+  }
   return {
     ...layout,
     image: { ...image, h: image.h + extra },

@@ -87,7 +87,9 @@ describe('NativeAdRenderer', () => {
 
   it.each(SIZES)('flattens an ad into a $w x $h PNG', async (size) => {
     const result = await renderer.render(ad({ image: { url: server.url('/photo.png') } }), size);
-    if (!result.ok) throw new Error(result.reason);
+    if (!result.ok) {
+      throw new Error(result.reason);
+    }
     const image = await decoded(result.png);
     expect([image.width, image.height]).toEqual([size.w, size.h]);
   });
@@ -99,7 +101,9 @@ describe('NativeAdRenderer', () => {
 
   it('draws an ad without image as text', async () => {
     const result = await renderer.render(ad(), { w: 300, h: 250 });
-    if (!result.ok) throw new Error(result.reason);
+    if (!result.ok) {
+      throw new Error(result.reason);
+    }
     expect((await decoded(result.png)).width).toBe(300);
   });
 
@@ -186,8 +190,12 @@ describe('NativeAdRenderer', () => {
     );
     expect(server.hits.get('/ad/concurrent.png')).toBe(1);
     const first = results[0];
-    if (!first.ok) throw new Error(first.reason);
-    for (const result of results) expect(result).toEqual(first);
+    if (!first.ok) {
+      throw new Error(first.reason);
+    }
+    for (const result of results) {
+      expect(result).toEqual(first);
+    }
     expect(renderer.get('key-1')).toBe(first.png);
     expect(await renderer.flatten('key-1', creative, size)).toEqual(first);
     expect(server.hits.get('/ad/concurrent.png')).toBe(1);
@@ -221,7 +229,9 @@ describe('NativeAdRenderer', () => {
     ];
     for (const [name, creative, size] of samples) {
       const result = await renderer.render(creative, size);
-      if (!result.ok) throw new Error(`${name}: ${result.reason}`);
+      if (!result.ok) {
+        throw new Error(`${name}: ${result.reason}`);
+      }
       writeFileSync(`${SAMPLES}/${name}.png`, result.png);
     }
   });
@@ -236,14 +246,20 @@ function inkOutside(image: Image, boxes: Rect[]): number {
   const { data } = context.getImageData(0, 0, width, height);
   const inside = new Uint8Array(width * height);
   for (const box of boxes) {
-    for (let y = box.y; y < box.y + box.h; y++) inside.fill(1, y * width + box.x, y * width + box.x + box.w);
+    for (let y = box.y; y < box.y + box.h; y++) {
+      inside.fill(1, y * width + box.x, y * width + box.x + box.w);
+    }
   }
   let ink = 0;
   for (let y = 1; y < height - 1; y++) {
     for (let x = 1; x < width - 1; x++) {
       const pixel = y * width + x;
-      if (inside[pixel] === 1) continue;
-      if (data[pixel * 4] !== 255 || data[pixel * 4 + 1] !== 255 || data[pixel * 4 + 2] !== 255) ink += 1;
+      if (inside[pixel] === 1) {
+        continue;
+      }
+      if (data[pixel * 4] !== 255 || data[pixel * 4 + 1] !== 255 || data[pixel * 4 + 2] !== 255) {
+        ink += 1;
+      }
     }
   }
   return ink;

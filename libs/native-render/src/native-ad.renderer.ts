@@ -58,13 +58,19 @@ export class NativeAdRenderer {
 
   /** Renders every time; see `flatten` for the cached, de-duplicated path. Never throws. */
   async render(ad: NativeAd, size: SlotSize): Promise<NativeRenderResult<NativeRenderFailure>> {
-    if (ad.kind !== 'flattened') return { ok: false, reason: 'native_not_flattened' };
-    if (!isRenderableSize(size)) return { ok: false, reason: 'native_bad_size' };
+    if (ad.kind !== 'flattened') {
+      return { ok: false, reason: 'native_not_flattened' };
+    }
+    if (!isRenderableSize(size)) {
+      return { ok: false, reason: 'native_bad_size' };
+    }
     try {
       let image: Image | undefined;
       if (ad.image !== undefined) {
         const fetched = await this.fetcher.fetch(ad.image.url);
-        if (!fetched.ok) return { ok: false, reason: fetched.reason };
+        if (!fetched.ok) {
+          return { ok: false, reason: fetched.reason };
+        }
         image = fetched.image;
       }
       return { ok: true, png: (await drawNativeAd(ad, size, image)).png };
@@ -102,7 +108,9 @@ export async function drawNativeAd(
   size: SlotSize,
   image: Image | undefined,
 ): Promise<{ png: Buffer; layout: NativeAdLayout; texts: TextPlan }> {
-  if (!isRenderableSize(size)) throw new RangeError(`cannot render a ${size.w}x${size.h} slot`);
+  if (!isRenderableSize(size)) {
+    throw new RangeError(`cannot render a ${size.w}x${size.h} slot`);
+  }
   registerNativeFonts();
   const canvas = createCanvas(size.w, size.h);
   const context = canvas.getContext('2d');
@@ -112,7 +120,9 @@ export async function drawNativeAd(
 
   context.fillStyle = BACKGROUND;
   context.fillRect(0, 0, size.w, size.h);
-  if (image !== undefined && layout.image !== undefined) drawCover(context, image, layout.image);
+  if (image !== undefined && layout.image !== undefined) {
+    drawCover(context, image, layout.image);
+  }
   drawTexts(context, texts, layout);
 
   // Inside the outermost pixels, so that the 1-pixel line is crisp and the image under it is framed.
@@ -199,7 +209,9 @@ function planTexts(context: SKRSContext2D, ad: FlattenedNativeAd, layout: Native
     const maxLines = Math.max(1, Math.min(style.maxLines, Math.floor(room / style.lineHeight)));
     const wrapped = wrapText(titleText, box.w, maxLines, measurer(context, 700, size));
     title = { ...title, lines: wrapped.lines, style };
-    if (!wrapped.truncated) break;
+    if (!wrapped.truncated) {
+      break;
+    }
   }
   const titleHeight = blockHeight(title);
 
@@ -239,7 +251,9 @@ function drawTexts(context: SKRSContext2D, plan: TextPlan, layout: NativeAdLayou
   context.clip();
   context.textBaseline = 'middle';
   top = drawBlock(context, plan.title, box, top);
-  if (plan.description.lines.length > 0) drawBlock(context, plan.description, box, top + gap);
+  if (plan.description.lines.length > 0) {
+    drawBlock(context, plan.description, box, top + gap);
+  }
   drawBlock(context, plan.label, box, labelTop);
   context.restore();
 }

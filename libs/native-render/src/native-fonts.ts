@@ -14,7 +14,9 @@ let registered = false;
 
 /** Registers the regular and bold faces, once per process; throws if the package's files are gone. */
 export function registerNativeFonts(): string {
-  if (registered) return NATIVE_FONT_FAMILY;
+  if (registered) {
+    return NATIVE_FONT_FAMILY;
+  }
   for (const weight of WEIGHTS) {
     const file = require.resolve(`typeface-roboto/files/roboto-latin-${weight}.woff2`);
     if (!GlobalFonts.registerFromPath(file, NATIVE_FONT_FAMILY)) {

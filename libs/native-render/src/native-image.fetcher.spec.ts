@@ -25,7 +25,9 @@ describe('NativeImageFetcher', () => {
     ['/pixel.gif', 'gif', 1, 1],
   ] as const)('fetches and decodes %s', async (path, format, width, height) => {
     const result = await fetcher.fetch(server.url(path));
-    if (!result.ok) throw new Error(`${result.reason}: ${result.detail}`);
+    if (!result.ok) {
+      throw new Error(`${result.reason}: ${result.detail}`);
+    }
     expect(result.format).toBe(format);
     expect([result.image.width, result.image.height]).toEqual([width, height]);
   });
@@ -44,7 +46,9 @@ describe('NativeImageFetcher', () => {
   ])('fails %s with %s', async (path, reason) => {
     const result = await fetcher.fetch(server.url(path));
     expect(result).toMatchObject({ ok: false, reason });
-    if (!result.ok) expect(result.detail).not.toBe('');
+    if (!result.ok) {
+      expect(result.detail).not.toBe('');
+    }
   });
 
   it('gives up on a server that never answers within the timeout, not much later', async () => {

@@ -97,7 +97,9 @@ export class NativeImageFetcher {
     if (target.protocol !== 'http:' && target.protocol !== 'https:') {
       return failure('image_bad_url', `scheme ${target.protocol} is not http(s)`);
     }
-    if (target.username || target.password) return failure('image_bad_url', 'credentials in the URL');
+    if (target.username || target.password) {
+      return failure('image_bad_url', 'credentials in the URL');
+    }
     const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
     if (!this.allowPrivateAddresses && isIP(host) !== 0 && isForbiddenAddress(host)) {
       return failure('image_forbidden_address', `${host} is not a public address`);
@@ -118,9 +120,13 @@ export class NativeImageFetcher {
     try {
       return await this.download(target, controller.signal);
     } catch (error) {
-      if (timedOut) return failure('image_timeout', `no complete answer within ${this.timeoutMs} ms`);
+      if (timedOut) {
+        return failure('image_timeout', `no complete answer within ${this.timeoutMs} ms`);
+      }
       const code = (error as { code?: unknown }).code;
-      if (code === FORBIDDEN_ADDRESS_CODE) return failure('image_forbidden_address', describe(error));
+      if (code === FORBIDDEN_ADDRESS_CODE) {
+        return failure('image_forbidden_address', describe(error));
+      }
       if (
         code === 'UND_ERR_HEADERS_TIMEOUT' ||
         code === 'UND_ERR_BODY_TIMEOUT' ||
@@ -157,7 +163,9 @@ export class NativeImageFetcher {
         `HTTP ${statusCode} to ${header(headers.location) || '(no location)'}`,
       );
     }
-    if (statusCode !== 200) return refuse('image_http_error', `HTTP ${statusCode}`);
+    if (statusCode !== 200) {
+      return refuse('image_http_error', `HTTP ${statusCode}`);
+    }
 
     const contentType = header(headers['content-type']).split(';')[0].trim().toLowerCase();
     if (!ACCEPTED_TYPES.has(contentType)) {
@@ -182,7 +190,9 @@ export class NativeImageFetcher {
 
   private async decode(body: Buffer): Promise<ImageFetchResult> {
     const header = parseImageHeader(body);
-    if (!header) return failure('image_not_an_image', 'the bytes are not a PNG, JPEG, GIF or WebP image');
+    if (!header) {
+      return failure('image_not_an_image', 'the bytes are not a PNG, JPEG, GIF or WebP image');
+    }
     if (header.width > this.maxDimension || header.height > this.maxDimension) {
       return failure(
         'image_dimensions_too_large',
@@ -191,7 +201,9 @@ export class NativeImageFetcher {
     }
     try {
       const image = await loadImage(body);
-      if (image.width <= 0 || image.height <= 0) return failure('image_undecodable', 'decodes to no pixels');
+      if (image.width <= 0 || image.height <= 0) {
+        return failure('image_undecodable', 'decodes to no pixels');
+      }
       if (image.width > this.maxDimension || image.height > this.maxDimension) {
         return failure('image_dimensions_too_large', `decodes to ${image.width}x${image.height}`);
       }
@@ -203,7 +215,9 @@ export class NativeImageFetcher {
 
   /** Closes the kept-alive connections of its own agent; a dispatcher it was given is left open. */
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    if (this.ownsDispatcher) {
+      await this.dispatcher.close();
+    }
   }
 }
 
@@ -216,7 +230,9 @@ function header(value: string | string[] | undefined): string {
 }
 
 function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
+  if (!(error instanceof Error)) {
+    return String(error);
+  }
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
 }

@@ -37,10 +37,16 @@ for (const [network, prefix] of [
 /** Whether an IP address literal is private, loopback, link-local or otherwise not on the Internet. */
 export function isForbiddenAddress(address: string): boolean {
   const version = isIP(address);
-  if (version === 0) return true;
-  if (version === 4) return FORBIDDEN.check(address, 'ipv4');
+  if (version === 0) {
+    return true;
+  }
+  if (version === 4) {
+    return FORBIDDEN.check(address, 'ipv4');
+  }
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return FORBIDDEN.check(mapped[1], 'ipv4');
+  if (mapped) {
+    return FORBIDDEN.check(mapped[1], 'ipv4');
+  }
   return FORBIDDEN.check(address, 'ipv6');
 }
 
@@ -60,7 +66,9 @@ export const publicAddressLookup = ((
 ): void => {
   const all = (options as { all?: boolean }).all === true;
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, all ? [] : '');
+    if (error) {
+      return callback(error, all ? [] : '');
+    }
     const forbidden = addresses.find((entry) => isForbiddenAddress(entry.address));
     if (forbidden || addresses.length === 0) {
       const refusal: NodeJS.ErrnoException = new Error(
@@ -69,7 +77,9 @@ export const publicAddressLookup = ((
       refusal.code = FORBIDDEN_ADDRESS_CODE;
       return callback(refusal, all ? [] : '');
     }
-    if (all) return callback(null, addresses);
+    if (all) {
+      return callback(null, addresses);
+    }
     callback(null, addresses[0].address, addresses[0].family);
   });
 }) as LookupFunction;

@@ -46,7 +46,9 @@ describe('wrapText', () => {
       for (const width of [30, 75, 200]) {
         const { lines } = wrapText(text, width, 3, measure);
         expect(lines.length).toBeLessThanOrEqual(3);
-        for (const line of lines) expect(measure(line)).toBeLessThanOrEqual(width);
+        for (const line of lines) {
+          expect(measure(line)).toBeLessThanOrEqual(width);
+        }
       }
     }
   });

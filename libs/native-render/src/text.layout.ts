@@ -29,7 +29,9 @@ export function cleanText(text: string): string {
     .replace(/[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu, '')
     .replace(/[\p{Cc}\p{Zl}\p{Zp}\s]+/gu, ' ')
     .trim();
-  if (cleaned.length <= MAX_GRAPHEMES) return cleaned;
+  if (cleaned.length <= MAX_GRAPHEMES) {
+    return cleaned;
+  }
   return graphemes(cleaned).slice(0, MAX_GRAPHEMES).join('');
 }
 
@@ -54,7 +56,9 @@ interface Piece {
  */
 function* pieces(text: string, maxWidth: number, measure: MeasureText): Generator<Piece> {
   for (const word of text.split(' ')) {
-    if (word === '') continue;
+    if (word === '') {
+      continue;
+    }
     if (measure(word) <= maxWidth) {
       yield { text: word, separator: ' ' };
       continue;
@@ -78,8 +82,12 @@ export function wrapText(
   maxLines: number,
   measure: MeasureText,
 ): WrappedText {
-  if (text === '') return { lines: [], truncated: false };
-  if (maxLines <= 0 || maxWidth <= 0) return { lines: [], truncated: true };
+  if (text === '') {
+    return { lines: [], truncated: false };
+  }
+  if (maxLines <= 0 || maxWidth <= 0) {
+    return { lines: [], truncated: true };
+  }
   const lines: string[] = [];
   let current = '';
   for (const piece of pieces(text, maxWidth, measure)) {
@@ -107,14 +115,19 @@ export function ellipsize(line: string, maxWidth: number, measure: MeasureText):
       .slice(0, count)
       .join('')
       .replace(/[\s,.;:\-\u2013\u2014]+$/u, '') + ELLIPSIS;
-  if (measure(withEllipsis(parts.length)) <= maxWidth) return withEllipsis(parts.length);
+  if (measure(withEllipsis(parts.length)) <= maxWidth) {
+    return withEllipsis(parts.length);
+  }
   // The longest prefix that fits, by bisection: widths grow with the prefix.
   let low = 0;
   let high = parts.length - 1;
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
-    if (measure(withEllipsis(middle)) <= maxWidth) low = middle;
-    else high = middle - 1;
+    if (measure(withEllipsis(middle)) <= maxWidth) {
+      low = middle;
+    } else {
+      high = middle - 1;
+    }
   }
   // Rather at the end of a word, unless that gives up more than a third of the line.
   const space = parts.lastIndexOf(' ', low);

@@ -54,7 +54,9 @@ export class HealthController {
     try {
       return await this.health.check(indicators);
     } catch (error) {
-      if (!(error instanceof ServiceUnavailableException)) throw error;
+      if (!(error instanceof ServiceUnavailableException)) {
+        throw error;
+      }
       res.status(503);
       return error.getResponse() as HealthCheckResult;
     }

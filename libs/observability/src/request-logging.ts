@@ -30,7 +30,9 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
 }
 
 function clipped(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
+  if (typeof value !== 'string') {
+    return undefined;
+  }
   return value.length > MAX_LOGGED_HEADER ? `${value.slice(0, MAX_LOGGED_HEADER)}…` : value;
 }
 
@@ -51,7 +53,9 @@ export function httpLoggerOptions(appLogger: Logger, highVolume?: RegExp): Optio
     // that closes the request has it).
     quietReqLogger: true,
     customLogLevel: (req, res, error) => {
-      if (error || res.statusCode >= 500) return 'error';
+      if (error || res.statusCode >= 500) {
+        return 'error';
+      }
       return highVolume?.test(pathOf(req.url)) && res.statusCode < 400 ? 'debug' : 'info';
     },
     autoLogging: { ignore: (req) => QUIET_PATHS.has(pathOf(req.url)) },

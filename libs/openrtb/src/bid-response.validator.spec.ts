@@ -48,7 +48,9 @@ const isRef = (value: unknown): value is FixtureRef =>
 
 function resolve(ref: FixtureRef): unknown {
   const text = readFileSync(path.join(FIXTURES, ref.file), 'utf8');
-  if (ref.pointer === undefined) return text;
+  if (ref.pointer === undefined) {
+    return text;
+  }
   return ref.pointer
     .split('/')
     .slice(1)
@@ -100,16 +102,22 @@ describe('validateBidResponse, table of cases', () => {
     const input = inputOf(c);
     const result = validateBidResponse(input);
     expect(result.noBid ?? null, c.description).toBe(c.expect.noBid ?? null);
-    if (result.noBid !== undefined) expect(result.accepted.length + result.rejected.length).toBe(0);
+    if (result.noBid !== undefined) {
+      expect(result.accepted.length + result.rejected.length).toBe(0);
+    }
 
     expect(result.accepted.map((a) => a.bid.id)).toEqual(
       c.expect.accepted.map((e) => (typeof e === 'string' ? e : e.id)),
     );
     c.expect.accepted.forEach((expected, i) => {
-      if (typeof expected === 'string') return;
+      if (typeof expected === 'string') {
+        return;
+      }
       const actual = result.accepted[i] as unknown as Record<string, unknown>;
       for (const [field, value] of Object.entries(expected)) {
-        if (field !== 'id') expect(actual[field] ?? null, `${expected.id}.${field}`).toEqual(value);
+        if (field !== 'id') {
+          expect(actual[field] ?? null, `${expected.id}.${field}`).toEqual(value);
+        }
       }
     });
 
@@ -119,7 +127,9 @@ describe('validateBidResponse, table of cases', () => {
     c.expect.rejected.forEach((expected, i) => {
       const actual = result.rejected[i] as unknown as Record<string, unknown>;
       for (const [field, value] of Object.entries(expected)) {
-        if (field !== 'id') expect(actual[field] ?? null, `rejected[${i}].${field}`).toEqual(value);
+        if (field !== 'id') {
+          expect(actual[field] ?? null, `rejected[${i}].${field}`).toEqual(value);
+        }
       }
       expect(actual.detail).toEqual(expect.any(String));
     });
@@ -260,7 +270,9 @@ describe('validateBidResponse', () => {
     for (let run = 0; run < 2_000; run += 1) {
       const bids = Array.from({ length: 1 + Math.floor(random() * 4) }, (_, i) => {
         const bid: Record<string, unknown> = { ...goodBid, id: `b${i}` };
-        for (let k = 0; k < 3; k += 1) bid[pick(fields)] = pick(hostile);
+        for (let k = 0; k < 3; k += 1) {
+          bid[pick(fields)] = pick(hostile);
+        }
         return random() < 0.1 ? pick(hostile) : bid;
       });
       const replaced = random() < 0.2 ? pick(['id', 'cur', 'nbr', 'seatbid']) : undefined;

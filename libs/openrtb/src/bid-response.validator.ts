@@ -126,10 +126,18 @@ function present(value: unknown): unknown {
 
 /** A short account of a value for a detail message; never the whole of a hostile value. */
 function preview(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (value === undefined) return 'missing';
-  if (value === null) return 'null';
+  if (typeof value === 'string') {
+    return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') {
+    return String(value);
+  }
+  if (value === undefined) {
+    return 'missing';
+  }
+  if (value === null) {
+    return 'null';
+  }
   return Array.isArray(value) ? 'an array' : 'an object';
 }
 
@@ -181,7 +189,9 @@ function isBlockedCategory(category: string, blocked: readonly string[]): boolea
 
 /** A floor from the exchange's own request, in micros; a floor no bid could reach blocks all. */
 function floorMicros(floor: number | undefined): number {
-  if (typeof floor !== 'number' || !(floor > 0)) return 0;
+  if (typeof floor !== 'number' || !(floor > 0)) {
+    return 0;
+  }
   return floor > MAX_BID_CPM_MICROS / MICROS_PER_USD ? Number.POSITIVE_INFINITY : cpmToMicros(floor);
 }
 
@@ -207,9 +217,15 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
     more: Pick<RejectedBid, 'priceMicros' | 'markup'> = {},
   ): Outcome => ({ rejected: { id, seat, impid, reason, detail: `${where}: ${detail}`, bid, ...more } });
 
-  if (ctx.wholeAnswer) return reject(ctx.wholeAnswer.reason, ctx.wholeAnswer.detail);
-  if (!bid) return reject(BidRejectionReason.MalformedBid, `the bid is ${preview(raw)}, not an object`);
-  if (id === undefined) return reject(BidRejectionReason.MissingId, `id is ${preview(bid.id)}`);
+  if (ctx.wholeAnswer) {
+    return reject(ctx.wholeAnswer.reason, ctx.wholeAnswer.detail);
+  }
+  if (!bid) {
+    return reject(BidRejectionReason.MalformedBid, `the bid is ${preview(raw)}, not an object`);
+  }
+  if (id === undefined) {
+    return reject(BidRejectionReason.MissingId, `id is ${preview(bid.id)}`);
+  }
   if (ctx.seenIds.has(id)) {
     return reject(BidRejectionReason.DuplicateBidId, `id ${preview(id)} is used twice`);
   }
@@ -272,7 +288,9 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
   }
 
   const adomain = ((present(bid.adomain) as string[] | undefined) ?? []).map(normalizeDomain).filter(Boolean);
-  if (adomain.length === 0) return refuse(BidRejectionReason.MissingAdomain, 'adomain is missing or empty');
+  if (adomain.length === 0) {
+    return refuse(BidRejectionReason.MissingAdomain, 'adomain is missing or empty');
+  }
   const blockedDomain = adomain.find((d) => isBlockedDomain(d, ctx.badv));
   if (blockedDomain !== undefined) {
     return refuse(BidRejectionReason.BlockedAdvertiser, `advertiser ${preview(blockedDomain)} is blocked`);
@@ -284,7 +302,9 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
   }
 
   const adm = present(bid.adm) as string | undefined;
-  if (adm === undefined || adm === '') return refuse(BidRejectionReason.MissingMarkup, 'adm is missing');
+  if (adm === undefined || adm === '') {
+    return refuse(BidRejectionReason.MissingMarkup, 'adm is missing');
+  }
   const markupProblem = checkMarkupText(adm);
   if (markupProblem) {
     return refuse(BidRejectionReason.InvalidMarkup, `adm is ${markupProblem}`, markupProblem);
@@ -293,7 +313,9 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
   const kept: Partial<Record<keyof Bid, unknown>> = { id, impid, price };
   for (const [field] of OPTIONAL_FIELDS) {
     const value = present(bid[field]);
-    if (value !== undefined) kept[field] = value;
+    if (value !== undefined) {
+      kept[field] = value;
+    }
   }
   return { accepted: { bid: kept as Bid, seat, impid: imp.id, priceMicros, dealId: deal?.id, adomain } };
 }
@@ -310,29 +332,48 @@ function noBid(reason: NoBidReason, detail?: string): BidResponseValidation {
  */
 export function validateBidResponse(input: BidResponseInput): BidResponseValidation {
   const { status, body, request } = input;
-  if (status === 204) return noBid(NoBidReason.NoContent);
-  if (!(status >= 200 && status < 300)) return noBid(NoBidReason.HttpError, `HTTP ${status}`);
-  if (body === undefined || body.trim() === '') return noBid(NoBidReason.EmptyBody);
+  if (status === 204) {
+    return noBid(NoBidReason.NoContent);
+  }
+  if (!(status >= 200 && status < 300)) {
+    return noBid(NoBidReason.HttpError, `HTTP ${status}`);
+  }
+  if (body === undefined || body.trim() === '') {
+    return noBid(NoBidReason.EmptyBody);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch (error) {
     return noBid(NoBidReason.MalformedResponse, `not JSON: ${(error as Error).message}`);
   }
-  if (!isObject(parsed)) return noBid(NoBidReason.MalformedResponse, `the body is ${preview(parsed)}`);
-  if (present(parsed.nbr) !== undefined)
+  if (!isObject(parsed)) {
+    return noBid(NoBidReason.MalformedResponse, `the body is ${preview(parsed)}`);
+  }
+  if (present(parsed.nbr) !== undefined) {
     return noBid(NoBidReason.DeclaredNoBid, `nbr ${preview(parsed.nbr)}`);
-  if (Object.keys(parsed).length === 0) return noBid(NoBidReason.EmptyObject);
+  }
+  if (Object.keys(parsed).length === 0) {
+    return noBid(NoBidReason.EmptyObject);
+  }
   const seatbids = present(parsed.seatbid);
-  if (seatbids === undefined) return noBid(NoBidReason.NoSeatBid);
+  if (seatbids === undefined) {
+    return noBid(NoBidReason.NoSeatBid);
+  }
   if (!Array.isArray(seatbids)) {
     return noBid(NoBidReason.MalformedResponse, `seatbid is ${preview(seatbids)}, not an array`);
   }
-  if (seatbids.length === 0) return noBid(NoBidReason.EmptySeatBid);
+  if (seatbids.length === 0) {
+    return noBid(NoBidReason.EmptySeatBid);
+  }
 
   const cur = present(parsed.cur);
   const imps = new Map<string, Imp>();
-  for (const imp of request.imp) if (!imps.has(imp.id)) imps.set(imp.id, imp);
+  for (const imp of request.imp) {
+    if (!imps.has(imp.id)) {
+      imps.set(imp.id, imp);
+    }
+  }
   const ctx: Context = {
     imps,
     badv: (request.badv ?? []).map(normalizeDomain).filter(Boolean),
@@ -374,11 +415,16 @@ export function validateBidResponse(input: BidResponseInput): BidResponseValidat
     for (const [b, raw] of (seatbid.bid as unknown[]).entries()) {
       bids += 1;
       const outcome = checkBid(raw, seat, `${where}.bid[${b}]`, ctx);
-      if ('accepted' in outcome) accepted.push(outcome.accepted);
-      else rejected.push(outcome.rejected);
+      if ('accepted' in outcome) {
+        accepted.push(outcome.accepted);
+      } else {
+        rejected.push(outcome.rejected);
+      }
     }
   }
-  if (bids === 0 && rejected.length === 0) return noBid(NoBidReason.NoBids);
+  if (bids === 0 && rejected.length === 0) {
+    return noBid(NoBidReason.NoBids);
+  }
   return { noBid: undefined, accepted, rejected };
 }
 

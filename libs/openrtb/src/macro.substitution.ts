@@ -64,7 +64,9 @@ export const MAX_URL_LENGTH = 2048;
 function hasSpaceOrControl(text: string): boolean {
   for (let i = 0; i < text.length; i += 1) {
     const code = text.charCodeAt(i);
-    if (code <= 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
+    if (code <= 0x20 || (code >= 0x7f && code <= 0x9f)) {
+      return true;
+    }
   }
   return /\s/.test(text);
 }
@@ -76,8 +78,12 @@ function hasSpaceOrControl(text: string): boolean {
  * accepts `http:/host` and `http:\\host`.
  */
 export function isHttpUrl(url: string): boolean {
-  if (typeof url !== 'string' || url.length > MAX_URL_LENGTH) return false;
-  if (!/^https?:\/\//i.test(url) || hasSpaceOrControl(url)) return false;
+  if (typeof url !== 'string' || url.length > MAX_URL_LENGTH) {
+    return false;
+  }
+  if (!/^https?:\/\//i.test(url) || hasSpaceOrControl(url)) {
+    return false;
+  }
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -23,7 +23,9 @@ export type MarkupExtraction =
 
 /** The checks that need no parsing, also run on a bid's `adm` when the bid is validated. */
 export function checkMarkupText(markup: string): MarkupRejection | undefined {
-  if (markup.trim() === '') return MarkupRejection.Empty;
+  if (markup.trim() === '') {
+    return MarkupRejection.Empty;
+  }
   if (markup.length > MAX_MARKUP_BYTES || Buffer.byteLength(markup, 'utf8') > MAX_MARKUP_BYTES) {
     return MarkupRejection.TooLarge;
   }
@@ -47,10 +49,14 @@ function walk(nodes: readonly ChildNode[]): Visited[] {
   const stack = nodes.map((node) => ({ node, inNoscript: false })).reverse();
   for (let entry = stack.pop(); entry; entry = stack.pop()) {
     const { node } = entry;
-    if (!DomUtils.isTag(node) || node.name === 'script') continue;
+    if (!DomUtils.isTag(node) || node.name === 'script') {
+      continue;
+    }
     const inNoscript = entry.inNoscript || node.name === 'noscript';
     visited.push({ element: node, inNoscript });
-    for (let i = node.children.length - 1; i >= 0; i -= 1) stack.push({ node: node.children[i], inNoscript });
+    for (let i = node.children.length - 1; i >= 0; i -= 1) {
+      stack.push({ node: node.children[i], inNoscript });
+    }
   }
   return visited;
 }
@@ -80,7 +86,9 @@ function isImageWithSource(element: Element): boolean {
 function firstImageInside(visited: readonly Visited[]): Map<Element, Element> {
   const first = new Map<Element, Element>();
   for (const { element } of visited) {
-    if (!isImageWithSource(element)) continue;
+    if (!isImageWithSource(element)) {
+      continue;
+    }
     for (let up = element.parent; up && DomUtils.isTag(up) && !first.has(up); up = up.parent) {
       first.set(up, element);
     }
@@ -98,27 +106,41 @@ function firstImageInside(visited: readonly Visited[]): Map<Element, Element> {
  */
 export function extractMarkup(markup: string): MarkupExtraction {
   const refused = checkMarkupText(markup);
-  if (refused) return { ok: false, reason: refused };
+  if (refused) {
+    return { ok: false, reason: refused };
+  }
   const visited = walk(parseDocument(markup).children);
   const elements = inSearchOrder(visited);
   const images = firstImageInside(visited);
 
   const anchor = elements.find((e) => e.name === 'a' && attribute(e, 'href') !== undefined && images.has(e));
   const image = anchor && images.get(anchor);
-  if (!anchor || !image) return { ok: false, reason: MarkupRejection.NoAnchorWithImage };
+  if (!anchor || !image) {
+    return { ok: false, reason: MarkupRejection.NoAnchorWithImage };
+  }
   const clickUrl = attribute(anchor, 'href') ?? '';
   const imageUrl = attribute(image, 'src') ?? '';
-  if (!isHttpUrl(clickUrl)) return { ok: false, reason: MarkupRejection.InvalidClickUrl };
-  if (!isHttpUrl(imageUrl)) return { ok: false, reason: MarkupRejection.InvalidImageUrl };
+  if (!isHttpUrl(clickUrl)) {
+    return { ok: false, reason: MarkupRejection.InvalidClickUrl };
+  }
+  if (!isHttpUrl(imageUrl)) {
+    return { ok: false, reason: MarkupRejection.InvalidImageUrl };
+  }
 
   // The same image repeated (a noscript copy of the tag, say) is one tracker, not two.
   const seen = new Set([imageUrl]);
   const candidates: string[] = [];
   for (const element of elements) {
-    if (candidates.length === MAX_TRACKING_IMAGES) break;
-    if (element === image || !isImageWithSource(element)) continue;
+    if (candidates.length === MAX_TRACKING_IMAGES) {
+      break;
+    }
+    if (element === image || !isImageWithSource(element)) {
+      continue;
+    }
     const src = attribute(element, 'src') ?? '';
-    if (seen.has(src)) continue;
+    if (seen.has(src)) {
+      continue;
+    }
     seen.add(src);
     candidates.push(src);
   }

@@ -14,7 +14,9 @@ export const MAX_BID_CPM_MICROS = 1_000 * MICROS_PER_USD;
  * Throws a RangeError for a non-finite price or one whose micros are not a safe integer.
  */
 export function cpmToMicros(price: number): number {
-  if (!Number.isFinite(price)) throw new RangeError(`not a finite price: ${price}`);
+  if (!Number.isFinite(price)) {
+    throw new RangeError(`not a finite price: ${price}`);
+  }
   // String() gives the shortest form that reads back as the same number, e.g. "1.005", "5e-7".
   const [mantissa, exponent = '0'] = String(Math.abs(price)).split('e');
   const [whole, fraction = ''] = mantissa.split('.');
@@ -24,13 +26,17 @@ export function cpmToMicros(price: number): number {
   const kept = point <= 0 ? '0' : digits.slice(0, point).padEnd(point, '0');
   const firstDropped = point < 0 ? 0 : Number(digits[point] ?? '0');
   const micros = Number(kept) + (firstDropped >= 5 ? 1 : 0);
-  if (!Number.isSafeInteger(micros)) throw new RangeError(`price out of range: ${price}`);
+  if (!Number.isSafeInteger(micros)) {
+    throw new RangeError(`price out of range: ${price}`);
+  }
   return price < 0 ? -micros : micros;
 }
 
 /** Integer micro-USD to the shortest decimal string of USD: 1500000 is "1.5", 10000 is "0.01". */
 export function microsToCpm(micros: number): string {
-  if (!Number.isSafeInteger(micros)) throw new RangeError(`not an integer of micros: ${micros}`);
+  if (!Number.isSafeInteger(micros)) {
+    throw new RangeError(`not an integer of micros: ${micros}`);
+  }
   const sign = micros < 0 ? '-' : '';
   const abs = Math.abs(micros);
   const whole = Math.floor(abs / MICROS_PER_USD);

@@ -93,7 +93,10 @@ describe('split catalogue (part 2.2)', () => {
     expect(findSplit('publisher_domain')!.variantExactness).toBe('inexact');
   });
   it('makes every attribute meaningful only for real splits', () => {
-    for (const attribute of ATTRIBUTES)
-      for (const split of attribute.meaningfulFor) expect(findSplit(split), split).toBeDefined();
+    for (const attribute of ATTRIBUTES) {
+      for (const split of attribute.meaningfulFor) {
+        expect(findSplit(split), split).toBeDefined();
+      }
+    }
   });
 });

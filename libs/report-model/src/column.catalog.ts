@@ -36,7 +36,9 @@ export function emptyMeasures(): Measures {
 }
 
 export function addMeasures(target: Measures, source: Measures): Measures {
-  for (const name of MEASURE_NAMES) target[name] += source[name];
+  for (const name of MEASURE_NAMES) {
+    target[name] += source[name];
+  }
   return target;
 }
 

@@ -130,13 +130,17 @@ const rule = (source: string, apply: Rule[1]): Rule => [new RegExp(source + END,
 const RULES: Rule[] = [
   rule('(\\d{4})-(\\d{2})-(\\d{2})', (m, st) => {
     const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    if (!validCalendarDate(y, mo, d)) return false;
+    if (!validCalendarDate(y, mo, d)) {
+      return false;
+    }
     st.date = { y, m: mo, d };
     return true;
   }),
   rule('(\\d{1,2})/(\\d{1,2})/(\\d{4})', (m, st) => {
     const [mo, d, y] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    if (!validCalendarDate(y, mo, d)) return false;
+    if (!validCalendarDate(y, mo, d)) {
+      return false;
+    }
     st.date = { y, m: mo, d };
     return true;
   }),
@@ -147,8 +151,11 @@ const RULES: Rule[] = [
   rule('(last|previous|this|next) week', (m, st) => {
     const { amount } = RELATIVE_TEXT[m[1]];
     st.rel.d += amount * 7;
-    if (!st.weekday) st.weekday = { day: 1, behavior: 2 };
-    else st.weekday.behavior = 2;
+    if (!st.weekday) {
+      st.weekday = { day: 1, behavior: 2 };
+    } else {
+      st.weekday.behavior = 2;
+    }
     return true;
   }),
   rule(`(last|previous|this|next) (${WEEKDAY_RE})`, (m, st) => {
@@ -167,7 +174,9 @@ const RULES: Rule[] = [
     return true;
   }),
   rule('ago', (_m, st) => {
-    for (const k of Object.keys(st.rel) as (keyof Fields)[]) st.rel[k] = -st.rel[k];
+    for (const k of Object.keys(st.rel) as (keyof Fields)[]) {
+      st.rel[k] = -st.rel[k];
+    }
     return true;
   }),
   rule('(now|today|midnight|noon|yesterday|tomorrow)', (m, st) => {
@@ -245,13 +254,19 @@ function adjustForWeekday(f: Fields, weekday: { day: number; behavior: number },
   const current = dayOfWeek(f);
   let target = weekday.day;
   if (weekday.behavior === 2) {
-    if (current === 0 && target !== 0) target -= 7;
-    if (target === 0 && current !== 0) target = 7;
+    if (current === 0 && target !== 0) {
+      target -= 7;
+    }
+    if (target === 0 && current !== 0) {
+      target = 7;
+    }
     f.d += target - current;
     return;
   }
   let difference = target - current;
-  if ((relDays < 0 && difference < 0) || (relDays >= 0 && difference <= -weekday.behavior)) difference += 7;
+  if ((relDays < 0 && difference < 0) || (relDays >= 0 && difference <= -weekday.behavior)) {
+    difference += 7;
+  }
   f.d += difference;
 }
 
@@ -259,17 +274,28 @@ function evaluate(state: ParseState, now: Date): Fields {
   let f = toFields(now);
   if (state.date) {
     f.m = state.date.m;
-    if (state.date.y !== undefined) f.y = state.date.y;
-    if (state.date.d !== undefined) f.d = state.date.d;
+    if (state.date.y !== undefined) {
+      f.y = state.date.y;
+    }
+    if (state.date.d !== undefined) {
+      f.d = state.date.d;
+    }
   }
-  if (state.time) Object.assign(f, state.time);
-  else if (state.date || state.unsetTime) Object.assign(f, { h: 0, i: 0, s: 0 });
+  if (state.time) {
+    Object.assign(f, state.time);
+  } else if (state.date || state.unsetTime) {
+    Object.assign(f, { h: 0, i: 0, s: 0 });
+  }
   if (state.weekday) {
     f = normalize(f);
     adjustForWeekday(f, state.weekday, state.rel.d);
   }
-  for (const k of Object.keys(state.rel) as (keyof Fields)[]) f[k] += state.rel[k];
-  if (state.firstLast === 'first') f.d = 1;
+  for (const k of Object.keys(state.rel) as (keyof Fields)[]) {
+    f[k] += state.rel[k];
+  }
+  if (state.firstLast === 'first') {
+    f.d = 1;
+  }
   if (state.firstLast === 'last') {
     f.d = 0;
     f.m += 1;
@@ -295,7 +321,9 @@ const SPEC_FORM = /^(first|last) day of (this|last|previous|next) (week|isoweek|
  */
 function parseSpecForm(text: string, now: Date): string | undefined {
   const match = SPEC_FORM.exec(text);
-  if (!match) return undefined;
+  if (!match) {
+    return undefined;
+  }
   const [, edge, which, period] = match;
   const shift = which === 'this' ? 0 : which === 'next' ? 1 : -1;
   const y = now.getUTCFullYear();
@@ -323,9 +351,13 @@ function parseSpecForm(text: string, now: Date): string | undefined {
  */
 export function parseDateExpression(input: string, now: Date): string | undefined {
   const text = input.trim().toLowerCase().replace(/,/g, ' ').replace(/\s+/g, ' ');
-  if (text.length === 0 || text.length > 100) return undefined;
+  if (text.length === 0 || text.length > 100) {
+    return undefined;
+  }
   const spec = parseSpecForm(text, now);
-  if (spec !== undefined) return spec;
+  if (spec !== undefined) {
+    return spec;
+  }
 
   const state: ParseState = { unsetTime: false, rel: { y: 0, m: 0, d: 0, h: 0, i: 0, s: 0 } };
   let pos = 0;
@@ -339,13 +371,17 @@ export function parseDateExpression(input: string, now: Date): string | undefine
       re.lastIndex = pos;
       const match = re.exec(text);
       if (match && match[0].length > 0) {
-        if (!apply(match, state)) return undefined;
+        if (!apply(match, state)) {
+          return undefined;
+        }
         pos += match[0].length;
         matched = true;
         break;
       }
     }
-    if (!matched) return undefined;
+    if (!matched) {
+      return undefined;
+    }
   }
   return formatDay(evaluate(state, now));
 }

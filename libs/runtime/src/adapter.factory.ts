@@ -35,7 +35,9 @@ export function reportStoreFrom(settings: StoreSettings, queryTimeoutMs = 30_000
 }
 
 export function eventBusFrom(settings: BaseSettings, onWarning?: (message: string) => void): EventBus {
-  if (!settings.KAFKA_BROKERS) return new InProcessEventBus();
+  if (!settings.KAFKA_BROKERS) {
+    return new InProcessEventBus();
+  }
   return new KafkaEventBus({
     brokers: settings.KAFKA_BROKERS.split(','),
     clientId: settings.KAFKA_CLIENT_ID,
@@ -49,7 +51,8 @@ export function eventBusFrom(settings: BaseSettings, onWarning?: (message: strin
 }
 
 export function stateStoreFrom(settings: BaseSettings): StateStore {
-  if (settings.REDIS_URL)
+  if (settings.REDIS_URL) {
     return new RedisStateStore({ url: settings.REDIS_URL, keyPrefix: settings.REDIS_KEY_PREFIX });
+  }
   return new MemoryStateStore();
 }

@@ -48,7 +48,11 @@ describe('startHttpApp: two apps in one process', () => {
   const lines: Line[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const text of chunk.toString('utf8').split('\n')) if (text) lines.push(JSON.parse(text) as Line);
+      for (const text of chunk.toString('utf8').split('\n')) {
+        if (text) {
+          lines.push(JSON.parse(text) as Line);
+        }
+      }
       done();
     },
   });

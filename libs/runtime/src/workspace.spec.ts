@@ -18,8 +18,9 @@ describe('the workspace', () => {
         .map((p) => p.root)
         .sort(),
     ).toEqual(onDisk.sort());
-    for (const project of Object.values(projects))
+    for (const project of Object.values(projects)) {
       expect(project.type).toBe(project.root.startsWith('apps/') ? 'application' : 'library');
+    }
   });
 
   it('typechecks the shipped code without specs and test helpers (tsconfig.build.json)', () => {

@@ -30,7 +30,9 @@ export class MemoryStateStore implements StateStore {
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
-    if (this.live(key)) return false;
+    if (this.live(key)) {
+      return false;
+    }
     this.entries.set(key, { value, expiresAt: this.expiry(ttlMs) });
     return true;
   }
@@ -44,7 +46,9 @@ export class MemoryStateStore implements StateStore {
 
   async advanceIfGreater(key: string, value: number, ttlMs: number): Promise<boolean> {
     const entry = this.live(key);
-    if (entry && Number(entry.value) >= value) return false;
+    if (entry && Number(entry.value) >= value) {
+      return false;
+    }
     this.entries.set(key, { value: String(value), expiresAt: this.expiry(ttlMs) });
     return true;
   }
@@ -66,7 +70,9 @@ export class MemoryStateStore implements StateStore {
 
   private live(key: string): Entry | undefined {
     const entry = this.entries.get(key);
-    if (!entry) return undefined;
+    if (!entry) {
+      return undefined;
+    }
     if (entry.expiresAt <= this.clock()) {
       this.entries.delete(key);
       return undefined;
@@ -76,6 +82,10 @@ export class MemoryStateStore implements StateStore {
 
   private sweep(): void {
     const now = this.clock();
-    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
+    for (const [key, entry] of this.entries) {
+      if (entry.expiresAt <= now) {
+        this.entries.delete(key);
+      }
+    }
   }
 }

@@ -39,8 +39,11 @@ export class RedisStateStore implements StateStore {
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
-    if (ttlMs === undefined) await this.redis.set(key, value);
-    else await this.redis.set(key, value, 'PX', ttlMs);
+    if (ttlMs === undefined) {
+      await this.redis.set(key, value);
+    } else {
+      await this.redis.set(key, value, 'PX', ttlMs);
+    }
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {

@@ -71,11 +71,21 @@ export function expectedBySplit(events: readonly AdEvent[], split: string): Map<
   for (const e of events) {
     const key = splitValueOf(e, split);
     const c = out.get(key) ?? emptyMeasures();
-    if (e.type === 'impression' && e.reopen) c.reopens += 1;
-    if (e.type === 'impression' && !e.reopen) c.unique_impressions += 1;
-    if (e.type === 'click') c.clicks += 1;
-    if (e.type === 'conversion' && e.attribution === 'post_view') c.post_view_conversions += 1;
-    if (e.type === 'conversion' && e.attribution !== 'post_view') c.conversions += 1;
+    if (e.type === 'impression' && e.reopen) {
+      c.reopens += 1;
+    }
+    if (e.type === 'impression' && !e.reopen) {
+      c.unique_impressions += 1;
+    }
+    if (e.type === 'click') {
+      c.clicks += 1;
+    }
+    if (e.type === 'conversion' && e.attribution === 'post_view') {
+      c.post_view_conversions += 1;
+    }
+    if (e.type === 'conversion' && e.attribution !== 'post_view') {
+      c.conversions += 1;
+    }
     if (e.type === 'impression' || e.type === 'click' || e.type === 'conversion') {
       c.spend_micros += e.spend_micros;
       c.revenue_micros += e.revenue_micros;

@@ -22,7 +22,9 @@ function validatorOf(file: string): ValidateFunction {
 }
 
 function errorsOf(validate: ValidateFunction, value: unknown): string[] {
-  if (validate(value)) return [];
+  if (validate(value)) {
+    return [];
+  }
   return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
 }
 

@@ -48,16 +48,22 @@ export function decideAuction(
 ): AuctionOutcome {
   const ranked = [...paid].sort(byPrice);
   const [winner, ...losers] = ranked;
-  if (winner) return { filled: true, winner, clearingMicros: clearingPrice(winner, losers, at), losers };
+  if (winner) {
+    return { filled: true, winner, clearingMicros: clearingPrice(winner, losers, at), losers };
+  }
   const house = fill.filter((c) => c.demandType === 'house');
   const fallback = fill.filter((c) => c.demandType === 'fallback_ads');
   const pool = house.length > 0 ? house : fallback;
-  if (pool.length === 0) return { filled: false, reason: NoFillReason.NoDemand };
+  if (pool.length === 0) {
+    return { filled: false, reason: NoFillReason.NoDemand };
+  }
   return { filled: true, winner: pickFill(pool), clearingMicros: 0, losers: [] };
 }
 
 export function clearingPrice(winner: Candidate, losers: readonly Candidate[], at: AuctionType): number {
-  if (!winner.rtb || at === 1) return winner.priceMicros;
+  if (!winner.rtb || at === 1) {
+    return winner.priceMicros;
+  }
   const second = losers.reduce((max, c) => Math.max(max, c.priceMicros), 0);
   return Math.min(winner.priceMicros, Math.max(second, winner.rtb.floorMicros) + PRICE_INCREMENT_MICROS);
 }

@@ -29,7 +29,9 @@ export class CatalogDemand {
     }
     for (const strategy of catalog.document.strategies) {
       const { campaign, advertiser } = catalog.strategyLineage(strategy.id);
-      if (!campaign || !advertiser || campaign.demandType === 'exchange') continue;
+      if (!campaign || !advertiser || campaign.demandType === 'exchange') {
+        continue;
+      }
       const sizes = new Map<string, CreativeRecord[]>();
       for (const creative of creativesByStrategy.get(strategy.id) ?? []) {
         sizes.set(creative.size, [...(sizes.get(creative.size) ?? []), creative]);

@@ -13,7 +13,9 @@ export interface CreativeImage {
 export function renderCreativeSvg(image: CreativeImage): string {
   const [w, h] = image.size.split('x').map(Number);
   let spread = 0;
-  for (const ch of image.label) spread = (spread * 31 + ch.charCodeAt(0)) >>> 0;
+  for (const ch of image.label) {
+    spread = (spread * 31 + ch.charCodeAt(0)) >>> 0;
+  }
   const colour = PALETTE[spread % PALETTE.length];
   const headlineSize = Math.max(10, Math.min(Math.round(h / 4), Math.round(w / 14)));
   const sublineSize = Math.max(8, Math.round(headlineSize * 0.55));

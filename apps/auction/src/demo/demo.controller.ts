@@ -32,7 +32,9 @@ export class DemoController {
   @Header('Cache-Control', 'public, max-age=86400')
   creative(@Param('file') file: string): string {
     const creative = file.endsWith('.svg') ? this.catalog.creatives.get(file.slice(0, -4)) : undefined;
-    if (!creative) throw new AuctionException(AuctionErrorCode.NotFound, 'no creative with that id');
+    if (!creative) {
+      throw new AuctionException(AuctionErrorCode.NotFound, 'no creative with that id');
+    }
     const { advertiser, campaign } = this.catalog.creativeLineage(creative.id);
     return renderCreativeSvg({
       size: creative.size,

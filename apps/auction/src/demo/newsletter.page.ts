@@ -22,7 +22,9 @@ export function newsletterPage(catalog: Catalog, baseUrl: string, recipient: str
   const today = now.toISOString().slice(0, 10).replace(/-/g, '');
   const sections = DEMO_SLOTS.map((slotId) => {
     const { slot, template, publisher } = catalog.slotLineage(slotId);
-    if (!slot || !template || !publisher) return '';
+    if (!slot || !template || !publisher) {
+      return '';
+    }
     const query = new URLSearchParams({
       placement: `demo-${template.id}-${today}`,
       list: 'demo-list',

@@ -61,8 +61,12 @@ export class BidderClient {
         elapsedMs: elapsed(),
       };
     } catch (error) {
-      if (error instanceof ResponseTooLarge) return { outcome: AnswerOutcome.TooLarge, elapsedMs: elapsed() };
-      if (controller.signal.aborted) return { outcome: AnswerOutcome.Timeout, elapsedMs: elapsed() };
+      if (error instanceof ResponseTooLarge) {
+        return { outcome: AnswerOutcome.TooLarge, elapsedMs: elapsed() };
+      }
+      if (controller.signal.aborted) {
+        return { outcome: AnswerOutcome.Timeout, elapsedMs: elapsed() };
+      }
       return { outcome: AnswerOutcome.Error, elapsedMs: elapsed(), error: (error as Error).message };
     } finally {
       clearTimeout(timer);

@@ -168,7 +168,9 @@ export class RtbDemand {
     const nativeRequest = imp.native ? nativeRequestOf(imp.native.request) : undefined;
     if (nativeRequest) {
       const native = validateNativeMarkup(adm, nativeRequest, macros);
-      if (!native.ok) return native.reason;
+      if (!native.ok) {
+        return native.reason;
+      }
     } else if (!extractMarkup(substituteMacros(adm, macros)).ok) {
       return BidRejectionReason.InvalidMarkup;
     }

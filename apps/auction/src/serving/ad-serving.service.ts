@@ -66,7 +66,9 @@ export class AdServingService {
       revenue_micros: first ? decision.revenueMicros : 0,
     };
     this.events.publish([impression]);
-    if (first) this.trackers.fire('impression', decision.impressionTrackers);
+    if (first) {
+      this.trackers.fire('impression', decision.impressionTrackers);
+    }
     await this.touch('view', decision, request.userKeys, ctx.now);
     return { location: decision.imageUrl, setCookie: request.setCookie, dspWaitMs };
   }
@@ -98,7 +100,9 @@ export class AdServingService {
       throw new AuctionException(AuctionErrorCode.UnknownAdSlot, 'no ad slot with that id');
     }
     const parsed = parseTagQuery(req.query as TagQuery, queryLength(req.originalUrl));
-    for (const problem of parsed.problems) adRequests.inc({ endpoint: 'tag', result: problem });
+    for (const problem of parsed.problems) {
+      adRequests.inc({ endpoint: 'tag', result: problem });
+    }
     const { viewer, setCookie, userKeys, knownCookie, recipientUserId } = this.viewers.resolve(
       req,
       parsed.tag,
@@ -132,14 +136,18 @@ export class AdServingService {
     const { decision, kept } = await this.decisions.keep(request.key, result.decision);
     if (kept) {
       this.events.publish(result.events);
-      if (result.winNotice) this.trackers.fire('win_notice', [result.winNotice]);
+      if (result.winNotice) {
+        this.trackers.fire('win_notice', [result.winNotice]);
+      }
     }
     return { decision, dspWaitMs: result.dspWaitMs };
   }
 
   private async touch(kind: 'click' | 'view', decision: AdDecision, userKeys: readonly string[], now: Date) {
     const advertiser = this.catalog.advertisers.get(decision.dimensions.advertiser_id);
-    if (!advertiser) return;
+    if (!advertiser) {
+      return;
+    }
     const hours =
       kind === 'click'
         ? (advertiser.postClickWindowHours ?? DEFAULT_POST_CLICK_HOURS)

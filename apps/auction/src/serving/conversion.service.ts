@@ -36,8 +36,9 @@ export class ConversionService {
     req: Request,
   ): Promise<{ result: ConversionResult; setCookie?: string }> {
     const advertiser = this.catalog.advertisers.get(advertiserId);
-    if (!advertiser)
+    if (!advertiser) {
       throw new AuctionException(AuctionErrorCode.UnknownAdvertiser, 'no advertiser with that id');
+    }
     const query = req.query as TagQuery;
     const { tag } = parseTagQuery(query, 0);
     const { userKeys, setCookie } = this.viewers.resolve(req, tag);

@@ -32,17 +32,25 @@ export class EventPublisher implements OnApplicationShutdown {
     for (const event of events) {
       const topic = TOPIC_BY_TYPE[event.type];
       const queue = this.buffer.get(topic);
-      if (queue) queue.push(toMessage(event));
-      else this.buffer.set(topic, [toMessage(event)]);
+      if (queue) {
+        queue.push(toMessage(event));
+      } else {
+        this.buffer.set(topic, [toMessage(event)]);
+      }
       this.buffered += 1;
     }
-    if (this.buffered >= MAX_BATCH) this.send();
-    else this.timer ??= setTimeout(() => this.send(), LINGER_MS);
+    if (this.buffered >= MAX_BATCH) {
+      this.send();
+    } else {
+      this.timer ??= setTimeout(() => this.send(), LINGER_MS);
+    }
   }
 
   async flush(): Promise<void> {
     this.send();
-    while (this.sending.size > 0) await Promise.all([...this.sending]);
+    while (this.sending.size > 0) {
+      await Promise.all([...this.sending]);
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -52,7 +60,9 @@ export class EventPublisher implements OnApplicationShutdown {
   private send(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.buffered === 0) return;
+    if (this.buffered === 0) {
+      return;
+    }
     const batches = this.buffer;
     this.buffer = new Map();
     this.buffered = 0;

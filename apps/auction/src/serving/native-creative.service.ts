@@ -53,10 +53,14 @@ export class NativeCreativeService implements OnApplicationShutdown {
     ad: NativeAd,
     size: { w: number; h: number },
   ): Promise<NativeImage> {
-    if (ad.kind === 'static') return { ok: true, url: ad.image.url };
+    if (ad.kind === 'static') {
+      return { ok: true, url: ad.image.url };
+    }
     const key = nativeAdCacheKey(dspId, crid, ad, size);
     const rendered = await this.renderer.flatten(key, ad, size);
-    if (!rendered.ok) return { ok: false, reason: rendered.reason };
+    if (!rendered.ok) {
+      return { ok: false, reason: rendered.reason };
+    }
     await this.state.set(`native:${key}`, JSON.stringify({ ad, size } satisfies StoredNativeAd), this.ttlMs);
     return { ok: true, url: `${this.origin.value}/native/${key}.png` };
   }
@@ -64,9 +68,13 @@ export class NativeCreativeService implements OnApplicationShutdown {
   /** The PNG of a key: from the cache, or rendered again from the stored ad. */
   async png(key: string): Promise<Buffer | undefined> {
     const cached = this.renderer.get(key);
-    if (cached) return cached;
+    if (cached) {
+      return cached;
+    }
     const raw = await this.state.get(`native:${key}`);
-    if (raw === undefined) return undefined;
+    if (raw === undefined) {
+      return undefined;
+    }
     const stored = JSON.parse(raw) as StoredNativeAd;
     const rendered = await this.renderer.flatten(key, stored.ad, stored.size);
     return rendered.ok ? rendered.png : undefined;

@@ -14,7 +14,9 @@ export class NativeImageController {
   async image(@Param('file') file: string, @Res() res: Response): Promise<void> {
     const key = file.endsWith('.png') ? file.slice(0, -4) : '';
     const png = KEY.test(key) ? await this.natives.png(key) : undefined;
-    if (!png) throw new AuctionException(AuctionErrorCode.NotFound, 'no native ad with that key');
+    if (!png) {
+      throw new AuctionException(AuctionErrorCode.NotFound, 'no native ad with that key');
+    }
     // The image of a creative never changes under its key (the key hashes what it shows).
     res.status(200).type('image/png').setHeader('Cache-Control', 'public, max-age=86400, immutable');
     res.send(png);

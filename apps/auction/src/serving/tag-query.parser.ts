@@ -57,7 +57,9 @@ export function parseTagQuery(query: TagQuery, rawQueryLength: number): ParsedTa
   const problems: string[] = [];
   const single = (name: string): string => {
     const value = query[name];
-    if (value === undefined) return '';
+    if (value === undefined) {
+      return '';
+    }
     if (Array.isArray(value)) {
       problems.push(`${name}:repeated`);
       return '';
@@ -65,7 +67,9 @@ export function parseTagQuery(query: TagQuery, rawQueryLength: number): ParsedTa
     return value;
   };
   const checked = (name: string, value: string, ok: boolean): string => {
-    if (value === '' || ok) return value;
+    if (value === '' || ok) {
+      return value;
+    }
     problems.push(`${name}:invalid`);
     return '';
   };
@@ -106,8 +110,11 @@ function keyValuesOf(raw: string | string[] | undefined, problems: string[]): [s
       KEY.test(key) &&
       value.length <= TAG_LIMITS.valueLength &&
       VALUE.test(value);
-    if (!ok || pairs.length >= TAG_LIMITS.keyValues) problems.push('kv:invalid');
-    else pairs.push([key, value]);
+    if (!ok || pairs.length >= TAG_LIMITS.keyValues) {
+      problems.push('kv:invalid');
+    } else {
+      pairs.push([key, value]);
+    }
   }
   return pairs;
 }

@@ -93,10 +93,14 @@ function header(req: Request, name: string): string | undefined {
 
 /** One cookie's value from a Cookie header; a malformed header yields nothing. */
 export function cookieValue(cookieHeader: string | undefined, name: string): string | undefined {
-  if (!cookieHeader || cookieHeader.length > 8192) return undefined;
+  if (!cookieHeader || cookieHeader.length > 8192) {
+    return undefined;
+  }
   for (const part of cookieHeader.split(';')) {
     const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+    if (at > 0 && part.slice(0, at).trim() === name) {
+      return part.slice(at + 1).trim();
+    }
   }
   return undefined;
 }

@@ -23,7 +23,9 @@ export class UserSyncController {
   async pixel(@Req() req: Request, @Res() res: Response): Promise<void> {
     const { tag } = parseTagQuery(req.query as TagQuery, queryLength(req.originalUrl));
     const resolved = this.viewers.resolve(req, tag);
-    if (resolved.setCookie) res.setHeader('Set-Cookie', resolved.setCookie);
+    if (resolved.setCookie) {
+      res.setHeader('Set-Cookie', resolved.setCookie);
+    }
     const next = await this.sync.nextSyncUrl({
       exchangeUuid: resolved.knownCookie,
       recipientUserId: resolved.recipientUserId,
@@ -33,8 +35,11 @@ export class UserSyncController {
       endpoint: 'sync',
       result: next ? 'redirect' : resolved.knownCookie ? 'done' : 'no_cookie',
     });
-    if (next) redirect(res, next);
-    else sendPixel(res);
+    if (next) {
+      redirect(res, next);
+    } else {
+      sendPixel(res);
+    }
   }
 
   @Get('s/:dspAdvertiserId')

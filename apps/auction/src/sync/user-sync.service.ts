@@ -49,14 +49,22 @@ export class UserSyncService {
 
   /** The URL of the next DSP to sync the user with, or undefined when there is none to ask. */
   async nextSyncUrl(user: SyncUser): Promise<string | undefined> {
-    if (!user.consent || !user.exchangeUuid) return undefined;
+    if (!user.consent || !user.exchangeUuid) {
+      return undefined;
+    }
     await this.bind(user);
     const nowS = this.clock().getTime() / 1000;
     for (const dsp of this.catalog.document.dsps) {
-      if (!dsp.syncUrl || dsp.paused) continue;
+      if (!dsp.syncUrl || dsp.paused) {
+        continue;
+      }
       const match = await this.store.match(dsp.id, user.exchangeUuid);
-      if (match && (match.expiresAt === undefined || match.expiresAt > nowS)) continue;
-      if (!(await this.store.startSync(dsp.id, user.exchangeUuid))) continue;
+      if (match && (match.expiresAt === undefined || match.expiresAt > nowS)) {
+        continue;
+      }
+      if (!(await this.store.startSync(dsp.id, user.exchangeUuid))) {
+        continue;
+      }
       return this.syncUrlOf(dsp, user.exchangeUuid);
     }
     return undefined;
@@ -68,9 +76,15 @@ export class UserSyncService {
     exchangeUuid: string | undefined,
   ): Promise<SyncCallbackResult> {
     const dsp = this.catalog.dspsBySyncId.get(dspAdvertiserId);
-    if (!dsp) throw new AuctionException(AuctionErrorCode.UnknownDsp, 'no DSP with that advertiser id');
-    if (query.bidder_id !== dsp.id) return { refused: SyncRejection.WrongBidderId };
-    if (!exchangeUuid) return { refused: SyncRejection.NoCookie };
+    if (!dsp) {
+      throw new AuctionException(AuctionErrorCode.UnknownDsp, 'no DSP with that advertiser id');
+    }
+    if (query.bidder_id !== dsp.id) {
+      return { refused: SyncRejection.WrongBidderId };
+    }
+    if (!exchangeUuid) {
+      return { refused: SyncRejection.NoCookie };
+    }
     const uuid = query.bidder_uuid ?? '';
     if (typeof uuid !== 'string' || (uuid !== '' && !BIDDER_UUID.test(uuid))) {
       return { refused: SyncRejection.InvalidBidderUuid };
@@ -97,12 +111,16 @@ export class UserSyncService {
    */
   async buyerUids(user: SyncUser): Promise<Map<string, string>> {
     const uids = new Map<string, string>();
-    if (!user.consent) return uids;
+    if (!user.consent) {
+      return uids;
+    }
     await this.bind(user);
     const exchangeUuid =
       user.exchangeUuid ??
       (user.recipientUserId ? await this.store.boundUser(user.recipientUserId) : undefined);
-    if (!exchangeUuid) return uids;
+    if (!exchangeUuid) {
+      return uids;
+    }
     const nowS = this.clock().getTime() / 1000;
     for (const dsp of this.catalog.document.dsps) {
       const match = await this.store.match(dsp.id, exchangeUuid);

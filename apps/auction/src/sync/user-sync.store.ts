@@ -28,7 +28,9 @@ export class UserSyncStore {
 
   async keep(dspId: string, exchangeUuid: string, match: SyncMatch, nowMs: number): Promise<void> {
     const ttl = match.expiresAt === undefined ? YEAR_MS : Math.min(YEAR_MS, match.expiresAt * 1000 - nowMs);
-    if (ttl <= 0) return;
+    if (ttl <= 0) {
+      return;
+    }
     await this.state.set(`sync:${dspId}:${exchangeUuid}`, JSON.stringify(match), ttl);
     await this.state.delete(`sync-pending:${dspId}:${exchangeUuid}`);
   }

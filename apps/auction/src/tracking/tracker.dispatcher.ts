@@ -43,7 +43,9 @@ export class TrackerDispatcher implements OnApplicationShutdown {
 
   /** Resolves when every call fired so far has ended (tests, shutdown). */
   async settled(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+    while (this.inFlight.size > 0) {
+      await Promise.all([...this.inFlight]);
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -21,8 +21,12 @@ function fail(code: ReportCode, detail?: string): never {
 
 /** The seed as the integer the client hashed: a JSON integer or a string of digits (XML). */
 function seedOf(value: unknown): number | undefined {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
-  if (typeof value === 'string' && /^\d{1,15}$/.test(value.trim())) return Number(value.trim());
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) {
+    return value;
+  }
+  if (typeof value === 'string' && /^\d{1,15}$/.test(value.trim())) {
+    return Number(value.trim());
+  }
   return undefined;
 }
 
@@ -45,31 +49,51 @@ export class AuthenticationService {
     if (id === undefined || rawSeed === undefined || hash === undefined) {
       fail(ReportCode.AuthenticationFailed, 'id, seed and hash are required');
     }
-    if (typeof id !== 'string' || !ID_PATTERN.test(id)) fail(ReportCode.InvalidId);
+    if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
+      fail(ReportCode.InvalidId);
+    }
     const user = this.catalog.users.get(id);
-    if (!user) fail(ReportCode.TokenNotFound);
+    if (!user) {
+      fail(ReportCode.TokenNotFound);
+    }
 
     const seed = seedOf(rawSeed);
-    if (seed === undefined) fail(ReportCode.InvalidSeed, 'seed must be a UNIX timestamp in seconds');
+    if (seed === undefined) {
+      fail(ReportCode.InvalidSeed, 'seed must be a UNIX timestamp in seconds');
+    }
     const windowSeconds = this.config.SEED_WINDOW_SECONDS;
-    if (Math.abs(seed - Math.floor(now.getTime() / 1000)) > windowSeconds) fail(ReportCode.SeedOutOfWindow);
+    if (Math.abs(seed - Math.floor(now.getTime() / 1000)) > windowSeconds) {
+      fail(ReportCode.SeedOutOfWindow);
+    }
 
     // Part 7's 31 for every hash that fails, malformed or not SHA1(token + seed); 10 stays for
     // missing credentials, 11 for a disabled user.
-    if (typeof hash !== 'string' || !HASH_PATTERN.test(hash))
+    if (typeof hash !== 'string' || !HASH_PATTERN.test(hash)) {
       fail(ReportCode.InvalidHash, 'hash must be 40 hex digits');
+    }
     const expected = createHash('sha1').update(`${user.token}${seed}`).digest();
-    if (!timingSafeEqual(expected, Buffer.from(hash, 'hex')))
+    if (!timingSafeEqual(expected, Buffer.from(hash, 'hex'))) {
       fail(ReportCode.InvalidHash, 'hash is not SHA1 of the token followed by the seed');
+    }
 
-    if (user.status !== 'active') fail(ReportCode.AccountDisabled);
+    if (user.status !== 'active') {
+      fail(ReportCode.AccountDisabled);
+    }
     const account = this.catalog.accounts.get(user.accountId);
-    if (!account) fail(ReportCode.AccountDisabled);
-    if (account.status !== 'active') fail(ReportCode.AccountSuspended);
-    if (!user.apiAccess) fail(ReportCode.ApiAccessDenied);
+    if (!account) {
+      fail(ReportCode.AccountDisabled);
+    }
+    if (account.status !== 'active') {
+      fail(ReportCode.AccountSuspended);
+    }
+    if (!user.apiAccess) {
+      fail(ReportCode.ApiAccessDenied);
+    }
 
     const accepted = await this.state.advanceIfGreater(`seed:${user.id}`, seed, 2 * windowSeconds * 1000);
-    if (!accepted) fail(ReportCode.SeedTooLow, 'each request needs a seed greater than the last one');
+    if (!accepted) {
+      fail(ReportCode.SeedTooLow, 'each request needs a seed greater than the last one');
+    }
     return { user, account };
   }
 }

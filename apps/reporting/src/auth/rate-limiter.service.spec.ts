@@ -51,8 +51,9 @@ describe('RateLimiterService', () => {
   it('counts refused requests too, so that hammering does not earn a slot in the same second', async () => {
     const service = limiter(1);
     expect(await outcome(service, 'u5', T0)).toBe('ok');
-    for (let i = 0; i < 5; i += 1)
+    for (let i = 0; i < 5; i += 1) {
       expect(await outcome(service, 'u5', T0 + i)).toMatchObject({ code: ReportCode.QueryLimitExceeded });
+    }
     expect(await outcome(service, 'u5', T0 + 1000)).toBe('ok');
   });
 

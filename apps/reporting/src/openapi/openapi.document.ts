@@ -193,12 +193,13 @@ function attributeSchema(): Record<string, unknown> {
 /** Every field a record may hold, typed as part 2.3 and 2.5 say. */
 function recordSchema(): Record<string, unknown> {
   const properties: Record<string, Record<string, unknown>> = {};
-  for (const a of ATTRIBUTES)
+  for (const a of ATTRIBUTES) {
     properties[a.name] = {
       type: ['string', 'null'],
       description: `Attribute. ${describeField(a.name) ?? ''}`.trim(),
     };
-  for (const s of SPLITS)
+  }
+  for (const s of SPLITS) {
     properties[s.name] = {
       // The totals record carries the string `(totals)` in the split field.
       type:
@@ -209,11 +210,13 @@ function recordSchema(): Record<string, unknown> {
             : 'string',
       description: `Split, ${s.exactness}. ${describeField(s.name) ?? ''}`.trim(),
     };
-  for (const m of METRICS)
+  }
+  for (const m of METRICS) {
     properties[m.name] = {
       type: m.dataType === 'integer' ? 'integer' : 'number',
       description: `Metric, ${m.dataType}. ${describeField(m.name) ?? ''}`.trim(),
     };
+  }
   return {
     type: 'object',
     description:
@@ -330,7 +333,9 @@ function errorResponses(codes: readonly BuilderResultCode[]): Record<string, unk
     byStatus.set(c.httpStatus, [...(byStatus.get(c.httpStatus) ?? []), c]);
   }
   const invalidInput = codes.find((c) => c.code === Number(ReportCode.InvalidInput));
-  if (invalidInput) byStatus.set(413, [invalidInput]);
+  if (invalidInput) {
+    byStatus.set(413, [invalidInput]);
+  }
   const responses: Record<string, unknown> = {};
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
     const lines = list.map(
@@ -340,7 +345,9 @@ function errorResponses(codes: readonly BuilderResultCode[]): Record<string, unk
       'X-Report-Code': header('X-Report-Code'),
       'X-Request-Id': header('X-Request-Id'),
     };
-    if (status === 429) headers['Retry-After'] = header('Retry-After');
+    if (status === 429) {
+      headers['Retry-After'] = header('Retry-After');
+    }
     responses[String(status)] = {
       description: [status === 413 ? 'The body is larger than the limit.' : '', ...lines]
         .filter(Boolean)

@@ -10,8 +10,9 @@ export type ExampleObject = { readonly [key: string]: ExampleValue };
 
 /** A name of the catalogues; the examples fail at start if the catalogues ever drop it. */
 function known(name: string): string {
-  if (!findSplit(name) && !findMetric(name) && !findAttribute(name))
+  if (!findSplit(name) && !findMetric(name) && !findAttribute(name)) {
     throw new Error(`example names ${name}, which is in no catalogue`);
+  }
   return name;
 }
 
@@ -59,8 +60,9 @@ function escapeXml(text: string): string {
 
 /** Part 4.1's XML form: arrays as repeated elements of the same name, objects as nested elements. */
 function xmlElements(name: string, value: ExampleValue, indent: string): string[] {
-  if (Array.isArray(value))
+  if (Array.isArray(value)) {
     return (value as readonly ExampleValue[]).flatMap((item) => xmlElements(name, item, indent));
+  }
   if (value !== null && typeof value === 'object') {
     const inner = Object.entries(value).flatMap(([key, v]) => xmlElements(key, v, `${indent}  `));
     return [`${indent}<${name}>`, ...inner, `${indent}</${name}>`];

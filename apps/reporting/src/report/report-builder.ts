@@ -37,17 +37,27 @@ export const TOTALS_LABEL = '(totals)';
 
 function metricValue(name: string, measures: Measures): number {
   const metric = findMetric(name);
-  if (!metric) return 0;
+  if (!metric) {
+    return 0;
+  }
   const value = metric.compute(measures);
   return metric.dataType === 'decimal' ? roundDecimal(value) : value;
 }
 
 /** How the records compare on a value: nulls after everything, numbers by value, text by code unit. */
 function compare(a: CellValue, b: CellValue): number {
-  if (a === b) return 0;
-  if (a === null) return 1;
-  if (b === null) return -1;
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (a === b) {
+    return 0;
+  }
+  if (a === null) {
+    return 1;
+  }
+  if (b === null) {
+    return -1;
+  }
+  if (typeof a === 'number' && typeof b === 'number') {
+    return a - b;
+  }
   const x = String(a);
   const y = String(b);
   return x < y ? -1 : x > y ? 1 : 0;
@@ -102,7 +112,9 @@ export function attributeRanks(catalog: Catalog, split: string, attribute: strin
   const valueOf = new Map<string, string>();
   for (const key of catalogValues(catalog, split)) {
     const value = catalog.attributesFor(split, key)[attribute];
-    if (value !== undefined && value !== null) valueOf.set(key, value);
+    if (value !== undefined && value !== null) {
+      valueOf.set(key, value);
+    }
   }
   const distinct = [...new Set(valueOf.values())].sort(compare);
   const rankOf = new Map(distinct.map((value, rank) => [value, rank]));
@@ -117,16 +129,20 @@ export function attributeRanks(catalog: Catalog, split: string, attribute: strin
  */
 export function storeOrder(plan: ReportPlan, catalog: Catalog): StoreOrderTerm[] {
   const split = plan.split;
-  if (split === undefined) return [];
+  if (split === undefined) {
+    return [];
+  }
   const terms: StoreOrderTerm[] = [];
   for (const rule of [...plan.sort, { key: split, direction: 'asc' as const }]) {
     if (rule.key === split) {
       terms.push({ by: 'key', direction: rule.direction });
       break;
     }
-    if (findMetric(rule.key)) terms.push({ by: 'metric', metric: rule.key, direction: rule.direction });
-    else if (isMeaningful(rule.key, split))
+    if (findMetric(rule.key)) {
+      terms.push({ by: 'metric', metric: rule.key, direction: rule.direction });
+    } else if (isMeaningful(rule.key, split)) {
       terms.push({ by: 'rank', ranks: attributeRanks(catalog, split, rule.key), direction: rule.direction });
+    }
   }
   return terms;
 }
@@ -140,11 +156,18 @@ export function recordOf(plan: ReportPlan, row: StoreRow, catalog: Catalog): Rep
   const record: Record<string, CellValue> = {};
   const key = row.key ?? null;
   const attributes = split && key !== null ? catalog.attributesFor(split, String(key)) : {};
-  if (split) record[split] = key;
+  if (split) {
+    record[split] = key;
+  }
   for (const column of plan.columns) {
-    if (column === split) continue;
-    if (findMetric(column)) record[column] = metricValue(column, row.measures);
-    else record[column] = isMeaningful(column, split) ? (attributes[column] ?? null) : null;
+    if (column === split) {
+      continue;
+    }
+    if (findMetric(column)) {
+      record[column] = metricValue(column, row.measures);
+    } else {
+      record[column] = isMeaningful(column, split) ? (attributes[column] ?? null) : null;
+    }
   }
   return record;
 }
@@ -153,9 +176,13 @@ export function recordOf(plan: ReportPlan, row: StoreRow, catalog: Catalog): Rep
 export function totalsOf(plan: ReportPlan, sums: Measures): ReportRecord {
   const split = plan.split;
   const totals: Record<string, CellValue> = {};
-  if (split) totals[split] = TOTALS_LABEL;
+  if (split) {
+    totals[split] = TOTALS_LABEL;
+  }
   for (const column of plan.columns) {
-    if (column !== split) totals[column] = findMetric(column) ? metricValue(column, sums) : null;
+    if (column !== split) {
+      totals[column] = findMetric(column) ? metricValue(column, sums) : null;
+    }
   }
   return totals;
 }
@@ -218,31 +245,43 @@ export class StreamedReport implements Report {
 
   /** Frees the store stream when nobody reads the records. */
   async release(): Promise<void> {
-    if (this.started) return;
+    if (this.started) {
+      return;
+    }
     this.started = true;
     await this.source.rest.return?.();
   }
 
   private async *read(): AsyncGenerator<ReportRecord, void, undefined> {
-    if (this.started) throw new Error('the records of a streamed report can be read once');
+    if (this.started) {
+      throw new Error('the records of a streamed report can be read once');
+    }
     this.started = true;
     clearTimeout(this.abandon);
     const { first, rest } = this.source;
-    if (first.done) return;
+    if (first.done) {
+      return;
+    }
     let done = false;
     try {
       let row = first.value;
       for (;;) {
-        if (this.summing) addMeasures(this.sums, row.measures);
+        if (this.summing) {
+          addMeasures(this.sums, row.measures);
+        }
         yield recordOf(this.plan, row, this.catalog);
         const next = await rest.next();
-        if (next.done) break;
+        if (next.done) {
+          break;
+        }
         row = next.value;
       }
       done = true;
     } finally {
       // Left early (a consumer gone, a failure downstream): cancel the store's query.
-      if (!done) await rest.return?.();
+      if (!done) {
+        await rest.return?.();
+      }
     }
   }
 }

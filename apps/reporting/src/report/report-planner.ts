@@ -51,36 +51,58 @@ const invalid = (detail: string) => new ReportingException(ReportCode.InvalidInp
 
 function reportType(dto: ReportRequestDto, variant: ApiVariant): ReportType {
   if (variant === 'advertiser_only') {
-    if (dto.type === undefined || dto.type === 'advertiser') return 'advertiser';
-    if (dto.type === 'publisher') throw new ReportingException(ReportCode.VariantTypeDenied);
+    if (dto.type === undefined || dto.type === 'advertiser') {
+      return 'advertiser';
+    }
+    if (dto.type === 'publisher') {
+      throw new ReportingException(ReportCode.VariantTypeDenied);
+    }
     throw invalid('type must be advertiser');
   }
-  if (dto.type === undefined) throw new ReportingException(ReportCode.MissingParameter, 'type is required');
-  if (dto.type !== 'publisher' && dto.type !== 'advertiser')
+  if (dto.type === undefined) {
+    throw new ReportingException(ReportCode.MissingParameter, 'type is required');
+  }
+  if (dto.type !== 'publisher' && dto.type !== 'advertiser') {
     throw invalid('type must be publisher or advertiser');
+  }
   return dto.type;
 }
 
 function dayRange(dto: ReportRequestDto, now: Date): DayRange {
   const start = parseDateExpression(dto.startDate, now);
-  if (start === undefined)
+  if (start === undefined) {
     throw invalid(`startDate: ${JSON.stringify(dto.startDate)} is not a date we understand`);
+  }
   const end = parseDateExpression(dto.endDate, now);
-  if (end === undefined) throw invalid(`endDate: ${JSON.stringify(dto.endDate)} is not a date we understand`);
+  if (end === undefined) {
+    throw invalid(`endDate: ${JSON.stringify(dto.endDate)} is not a date we understand`);
+  }
   const today = utcToday(now);
-  if (start >= today) throw invalid(`startDate ${start} must be before today (${today}, UTC)`);
-  if (end >= today) throw invalid(`endDate ${end} must be before today (${today}, UTC)`);
-  if (daysBetween(start, end) < 0) throw invalid(`startDate ${start} is after endDate ${end}`);
-  if (end > oneYearAfter(start)) throw invalid(`${start} to ${end} is longer than one year`);
+  if (start >= today) {
+    throw invalid(`startDate ${start} must be before today (${today}, UTC)`);
+  }
+  if (end >= today) {
+    throw invalid(`endDate ${end} must be before today (${today}, UTC)`);
+  }
+  if (daysBetween(start, end) < 0) {
+    throw invalid(`startDate ${start} is after endDate ${end}`);
+  }
+  if (end > oneYearAfter(start)) {
+    throw invalid(`${start} to ${end} is longer than one year`);
+  }
   return { start, end };
 }
 
 function accountScope(type: ReportType, auth: AuthenticatedUser, catalog: Catalog): AccountScope {
   if (type === 'publisher') {
-    if (auth.account.kind !== 'publisher') throw new ReportingException(ReportCode.NotPublisherAccount);
+    if (auth.account.kind !== 'publisher') {
+      throw new ReportingException(ReportCode.NotPublisherAccount);
+    }
     return { publisherIds: catalog.publisherIdsOf(auth.account.id) };
   }
-  if (auth.account.kind !== 'media_group') throw new ReportingException(ReportCode.NotMediaGroupAccount);
+  if (auth.account.kind !== 'media_group') {
+    throw new ReportingException(ReportCode.NotMediaGroupAccount);
+  }
   return { advertiserIds: catalog.advertiserIdsOf(auth.account.id) };
 }
 
@@ -117,13 +139,17 @@ function ownerOf(
 function filters(dto: ReportRequestDto, scope: AccountScope, catalog: Catalog): DimensionFilter[] {
   return (dto.filters ?? []).map((filter) => {
     const split = findSplit(filter.dimension);
-    if (!split)
+    if (!split) {
       throw new ReportingException(ReportCode.InvalidDimension, `filter dimension ${filter.dimension}`);
+    }
     const values = filter.values.map((value) => {
       const text = String(value).trim();
-      if (split.valueKind !== 'integer') return String(value);
-      if (!/^-?\d{1,6}$/.test(text))
+      if (split.valueKind !== 'integer') {
+        return String(value);
+      }
+      if (!/^-?\d{1,6}$/.test(text)) {
         throw invalid(`filter on ${split.name}: ${JSON.stringify(value)} is not an integer`);
+      }
       return String(Number(text));
     });
     if (filter.operator === 'equals') {
@@ -156,8 +182,11 @@ function columns(
   for (const name of dto.columns) {
     const metric = findMetric(name);
     const allowed = metric ? isMetricAllowed(metric, variant, type) : findAttribute(name) !== undefined;
-    if (allowed && !kept.includes(name)) kept.push(name);
-    else removed.push(name);
+    if (allowed && !kept.includes(name)) {
+      kept.push(name);
+    } else {
+      removed.push(name);
+    }
   }
   return { kept, removed };
 }
@@ -165,8 +194,9 @@ function columns(
 function sortRules(dto: ReportRequestDto, split: string | undefined, kept: readonly string[]): SortRule[] {
   const rules: SortRule[] = [];
   for (const [key, value] of Object.entries(dto.sort ?? {})) {
-    if (key !== split && !kept.includes(key))
+    if (key !== split && !kept.includes(key)) {
       throw invalid(`sort key ${key} is neither the split nor a returned column`);
+    }
     rules.push({ key, direction: value === 'asc' || value === 'desc' ? value : defaultDirection(key) });
   }
   return rules;
@@ -175,7 +205,9 @@ function sortRules(dto: ReportRequestDto, split: string | undefined, kept: reado
 /** Part 4.3: descending for numeric values, ascending for ids, age, zip, dates, times and text. */
 export function defaultDirection(key: string): SortDirection {
   const split = findSplit(key);
-  if (split) return split.sortKind === 'numeric' ? 'desc' : 'asc';
+  if (split) {
+    return split.sortKind === 'numeric' ? 'desc' : 'asc';
+  }
   return findMetric(key) ? 'desc' : 'asc';
 }
 

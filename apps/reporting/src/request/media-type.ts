@@ -37,12 +37,15 @@ function essence(mediaType: string): string {
 function offeredTypes(fallback: RequestFormat): { types: string[]; formatOf: Map<string, ResponseFormat> } {
   const order: ResponseFormat[] = [fallback, 'json', 'html', 'xml', 'xlsx'];
   const formatOf = new Map<string, ResponseFormat>();
-  for (const format of order)
+  for (const format of order) {
     for (const type of ACCEPTED[format]) {
-      if (formatOf.has(type)) continue;
+      if (formatOf.has(type)) {
+        continue;
+      }
       formatOf.set(type, format);
       formatOf.set(`${type}; charset=utf-8`, format);
     }
+  }
   return { types: [...formatOf.keys()], formatOf };
 }
 
@@ -53,15 +56,21 @@ const OFFERED: Readonly<Record<RequestFormat, ReturnType<typeof offeredTypes>>> 
 
 /** The request format named by Content-Type: undefined when absent, 'unsupported' for any other type. */
 export function requestFormatOf(contentType: string | undefined): RequestFormat | 'unsupported' | undefined {
-  if (contentType === undefined || contentType.trim() === '') return undefined;
+  if (contentType === undefined || contentType.trim() === '') {
+    return undefined;
+  }
   return REQUEST_TYPES[essence(contentType)] ?? 'unsupported';
 }
 
 /** Auto-detection when Content-Type is absent: the first significant character decides. */
 export function sniffRequestFormat(body: string): RequestFormat | undefined {
   const first = body.replace(/^\uFEFF/, '').trimStart()[0];
-  if (first === '<') return 'xml';
-  if (first === '{' || first === '[') return 'json';
+  if (first === '<') {
+    return 'xml';
+  }
+  if (first === '{' || first === '[') {
+    return 'json';
+  }
   return undefined;
 }
 
@@ -71,7 +80,9 @@ export function sniffRequestFormat(body: string): RequestFormat | undefined {
  * empty Accept, one that names none of our types, and a bare wildcard keep the request's format.
  */
 export function negotiateResponseFormat(accept: string | undefined, fallback: RequestFormat): ResponseFormat {
-  if (!accept?.trim()) return fallback;
+  if (!accept?.trim()) {
+    return fallback;
+  }
   const { types, formatOf } = OFFERED[fallback];
   const chosen = new Negotiator({ headers: { accept } }).mediaType(types);
   return chosen === undefined ? fallback : (formatOf.get(chosen) ?? fallback);

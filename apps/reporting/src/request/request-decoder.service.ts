@@ -31,12 +31,18 @@ function invalid(detail: string): ReportingException {
 
 /** Rejects keys that could reach an object's prototype, and absurd nesting. */
 function assertPlainData(value: unknown, depth = 0): void {
-  if (depth > MAX_DEPTH) throw invalid('the request is nested too deeply');
+  if (depth > MAX_DEPTH) {
+    throw invalid('the request is nested too deeply');
+  }
   if (Array.isArray(value)) {
-    for (const item of value) assertPlainData(item, depth + 1);
+    for (const item of value) {
+      assertPlainData(item, depth + 1);
+    }
   } else if (typeof value === 'object' && value !== null) {
     for (const [key, item] of Object.entries(value)) {
-      if (FORBIDDEN_KEYS.has(key)) throw invalid(`field name ${key} is not allowed`);
+      if (FORBIDDEN_KEYS.has(key)) {
+        throw invalid(`field name ${key} is not allowed`);
+      }
       assertPlainData(item, depth + 1);
     }
   }
@@ -54,8 +60,9 @@ export class RequestDecoderService {
       );
     }
     const text = raw.toString('utf8');
-    if (text.trim() === '')
+    if (text.trim() === '') {
       throw new ReportingException(ReportCode.MissingParameter, 'the request body is empty');
+    }
     const format = declared ?? sniffRequestFormat(text);
     if (format === undefined) {
       throw new ReportingException(ReportCode.InvalidContentType, 'the body is neither JSON nor XML');
@@ -79,25 +86,35 @@ export class RequestDecoderService {
   }
 
   private parseXml(text: string): Record<string, unknown> {
-    if (/<!DOCTYPE|<!ENTITY/i.test(text))
+    if (/<!DOCTYPE|<!ENTITY/i.test(text)) {
       throw invalid('XML with a DOCTYPE or entity declarations is not accepted');
+    }
     let parsed: Record<string, unknown>;
     try {
       const valid = XMLValidator.validate(text);
-      if (valid !== true) throw invalid(`malformed XML: ${valid.err.msg} (line ${valid.err.line})`);
+      if (valid !== true) {
+        throw invalid(`malformed XML: ${valid.err.msg} (line ${valid.err.line})`);
+      }
       parsed = xmlParser.parse(text) as Record<string, unknown>;
     } catch (error) {
       // The parser's own refusals (nesting past its limit, reserved tag names, entity limits) are
       // invalid input like any other.
-      if (error instanceof ReportingException) throw error;
+      if (error instanceof ReportingException) {
+        throw error;
+      }
       throw invalid(`malformed XML: ${(error as Error).message}`);
     }
     const roots = Object.keys(parsed);
-    if (roots.length !== 1 || roots[0] !== 'data') throw invalid('the XML root element must be <data>');
+    if (roots.length !== 1 || roots[0] !== 'data') {
+      throw invalid('the XML root element must be <data>');
+    }
     const data = parsed.data;
-    if (data === '' || data === undefined) return {};
-    if (typeof data !== 'object' || data === null || Array.isArray(data))
+    if (data === '' || data === undefined) {
+      return {};
+    }
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) {
       throw invalid('<data> must hold elements');
+    }
     return data as Record<string, unknown>;
   }
 }

@@ -13,8 +13,9 @@ function problemsOf(errors: readonly ValidationError[], prefix = ''): Problem[] 
   return errors.flatMap((error) => {
     const at = prefix ? `${prefix}.${error.property}` : error.property;
     const own = Object.entries(error.constraints ?? {}).map(([name, message]) => {
-      if (name === 'whitelistValidation')
+      if (name === 'whitelistValidation') {
         return { code: ReportCode.InvalidInput, message: `unknown field ${at}` };
+      }
       const context = error.contexts?.[name] as { code?: ReportCode } | undefined;
       const code = context?.code ?? ReportCode.InvalidInput;
       return { code, message: message.replace(error.property, at) };

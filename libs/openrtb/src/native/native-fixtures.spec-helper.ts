@@ -16,7 +16,9 @@ export interface FixtureRef {
 
 export function resolveFixture(ref: FixtureRef): unknown {
   const text = readFileSync(path.join(FIXTURES, ref.file), 'utf8');
-  if (ref.pointer === undefined) return ref.as === 'object' ? JSON.parse(text) : text;
+  if (ref.pointer === undefined) {
+    return ref.as === 'object' ? JSON.parse(text) : text;
+  }
   return ref.pointer
     .split('/')
     .slice(1)

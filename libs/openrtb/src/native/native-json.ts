@@ -12,17 +12,27 @@ export function isObject(value: unknown): value is JsonObject {
  * is an ordinary field nobody reads, and inherited properties are never fields.
  */
 export function field(object: JsonObject, name: string): unknown {
-  if (!Object.hasOwn(object, name)) return undefined;
+  if (!Object.hasOwn(object, name)) {
+    return undefined;
+  }
   const value = object[name];
   return value === null ? undefined : value;
 }
 
 /** A short account of a value for a detail message; never the whole of a hostile value. */
 export function preview(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (value === undefined) return 'missing';
-  if (value === null) return 'null';
+  if (typeof value === 'string') {
+    return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') {
+    return String(value);
+  }
+  if (value === undefined) {
+    return 'missing';
+  }
+  if (value === null) {
+    return 'null';
+  }
   return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
 }
 
@@ -36,6 +46,8 @@ export const isStringArray = (value: unknown): value is string[] =>
 export function codePointLength(text: string): number {
   let count = 0;
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  for (const _ of text) count += 1;
+  for (const _ of text) {
+    count += 1;
+  }
   return count;
 }

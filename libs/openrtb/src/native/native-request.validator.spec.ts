@@ -18,8 +18,12 @@ interface NativeRequestCase {
 }
 
 function requestOf(c: NativeRequestCase): unknown {
-  if (c.requestRef) return resolveFixture(c.requestRef);
-  if (c.slot) return nativeImpPayload(buildNativeRequest(c.slot), c.form ?? 'object').request;
+  if (c.requestRef) {
+    return resolveFixture(c.requestRef);
+  }
+  if (c.slot) {
+    return nativeImpPayload(buildNativeRequest(c.slot), c.form ?? 'object').request;
+  }
   return c.request;
 }
 

@@ -40,10 +40,14 @@ function checkContext(request: JsonObject, problems: string[]): void {
   }
   for (const name of ['plcmtcnt', 'seq']) {
     const value = field(request, name);
-    if (value !== undefined && !isWholeNumber(value)) problems.push(problem(name, value, 'a whole number'));
+    if (value !== undefined && !isWholeNumber(value)) {
+      problems.push(problem(name, value, 'a whole number'));
+    }
   }
   const ver = field(request, 'ver');
-  if (ver !== undefined && typeof ver !== 'string') problems.push(problem('ver', ver, 'a string'));
+  if (ver !== undefined && typeof ver !== 'string') {
+    problems.push(problem('ver', ver, 'a string'));
+  }
 }
 
 function positive(body: JsonObject, name: string, where: string, problems: string[], needed = false): void {
@@ -117,8 +121,11 @@ function checkAssets(request: JsonObject, problems: string[]): void {
       return;
     }
     const id = field(asset, 'id') ?? 0;
-    if (!isWholeNumber(id)) problems.push(problem(`${where}.id`, id, 'a whole number'));
-    else if (numbered && ids.has(id)) problems.push(`${where}.id ${id} is used by another asset`);
+    if (!isWholeNumber(id)) {
+      problems.push(problem(`${where}.id`, id, 'a whole number'));
+    } else if (numbered && ids.has(id)) {
+      problems.push(`${where}.id ${id} is used by another asset`);
+    }
     ids.add(id);
     const required = field(asset, 'required');
     if (required !== undefined && required !== 0 && required !== 1) {
@@ -131,8 +138,11 @@ function checkAssets(request: JsonObject, problems: string[]): void {
     }
     for (const kind of kinds) {
       const body = field(asset, kind);
-      if (isObject(body)) checkAssetBody(kind, body, `${where}.${kind}`, problems);
-      else problems.push(problem(`${where}.${kind}`, body, 'an object'));
+      if (isObject(body)) {
+        checkAssetBody(kind, body, `${where}.${kind}`, problems);
+      } else {
+        problems.push(problem(`${where}.${kind}`, body, 'an object'));
+      }
     }
   });
 }
@@ -148,7 +158,9 @@ function checkAssets(request: JsonObject, problems: string[]): void {
 export function validateNativeRequest(request: unknown): string[] {
   let value = request;
   if (typeof request === 'string') {
-    if (request.trim() === '') return ['the request is empty'];
+    if (request.trim() === '') {
+      return ['the request is empty'];
+    }
     if (Buffer.byteLength(request, 'utf8') > MAX_NATIVE_MARKUP_BYTES) {
       return [`the request is above ${MAX_NATIVE_MARKUP_BYTES} bytes`];
     }
@@ -158,7 +170,9 @@ export function validateNativeRequest(request: unknown): string[] {
       return [`the request is not JSON: ${(error as Error).message}`];
     }
   }
-  if (!isObject(value)) return [problem('the request', value, 'an object')];
+  if (!isObject(value)) {
+    return [problem('the request', value, 'an object')];
+  }
   const problems: string[] = [];
   checkContext(value, problems);
   checkAssets(value, problems);

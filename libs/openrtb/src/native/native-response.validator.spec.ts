@@ -31,7 +31,9 @@ interface NativeResponseCase {
 const MACROS: MacroValues = { auctionId: 'auction-1', impId: '1', adId: 'ad-1', priceMicros: 1_250_000 };
 
 function requestOf(c: NativeResponseCase): NativeRequest {
-  if (c.request) return c.request;
+  if (c.request) {
+    return c.request;
+  }
   if (c.requestRef) {
     const value = resolveFixture(c.requestRef);
     return (typeof value === 'string' ? JSON.parse(value) : value) as NativeRequest;
@@ -60,7 +62,9 @@ describe('validateNativeMarkup, table of cases', () => {
       expect(result, c.description).toMatchObject({ ok: false, reason: c.expect.reason });
       const { detail } = result as Extract<NativeValidation, { ok: false }>;
       expect(detail).toEqual(expect.any(String));
-      if (c.expect.detail) expect(detail).toContain(c.expect.detail);
+      if (c.expect.detail) {
+        expect(detail).toContain(c.expect.detail);
+      }
     }
   });
 });
@@ -99,7 +103,9 @@ describe('validateNativeMarkup', () => {
     const cyclic: Record<string, unknown> = { ...staticAd };
     cyclic.self = cyclic;
     let deep: unknown = staticAd;
-    for (let i = 0; i < 100_000; i += 1) deep = { native: deep };
+    for (let i = 0; i < 100_000; i += 1) {
+      deep = { native: deep };
+    }
     const deepText = `${'['.repeat(30_000)}${']'.repeat(30_000)}`;
     for (const adm of [cyclic, deep, deepText, { ...staticAd, n: 1n }, () => staticAd, Symbol('adm')]) {
       let result: NativeValidation | undefined;
@@ -214,24 +220,31 @@ describe('validateNativeMarkup', () => {
       const adm = good();
       for (let k = 0; k < 3; k += 1) {
         const where = Math.floor(random() * 4);
-        if (where === 0) adm.imptrackers = pick(hostile);
-        else if (where === 1) adm.link[pick(['url', 'clicktrackers'])] = pick(hostile);
-        else {
+        if (where === 0) {
+          adm.imptrackers = pick(hostile);
+        } else if (where === 1) {
+          adm.link[pick(['url', 'clicktrackers'])] = pick(hostile);
+        } else {
           const asset = pick(adm.assets);
           const key = pick(['id', 'title', 'img', 'data', 'video', 'required']);
           const inner = asset.title ?? asset.img ?? asset.data;
-          if (where === 2 || typeof inner !== 'object' || inner === null) asset[key] = pick(hostile);
-          else
+          if (where === 2 || typeof inner !== 'object' || inner === null) {
+            asset[key] = pick(hostile);
+          } else {
             (inner as Record<string, unknown>)[pick(['text', 'url', 'value', 'w', 'h', 'type'])] =
               pick(hostile);
+          }
         }
       }
-      if (random() < 0.2) adm.assets.reverse();
+      if (random() < 0.2) {
+        adm.assets.reverse();
+      }
       const input = random() < 0.5 ? JSON.stringify(adm) : adm;
       let result: NativeValidation | undefined;
       expect(() => (result = validate(input))).not.toThrow();
-      if (!result!.ok) expect(reasons.has(result!.reason)).toBe(true);
-      else {
+      if (!result!.ok) {
+        expect(reasons.has(result!.reason)).toBe(true);
+      } else {
         for (const url of [
           result!.ad.link.url,
           ...result!.ad.link.clicktrackers,

@@ -133,7 +133,9 @@ interface Decoded {
 /** The adm as a JSON object: a string is parsed, an object is serialised and parsed again. */
 function parse(adm: unknown): JsonObject {
   let text: string | undefined;
-  if (adm === undefined || adm === null) refuse(NativeRejection.Empty, 'adm is missing');
+  if (adm === undefined || adm === null) {
+    refuse(NativeRejection.Empty, 'adm is missing');
+  }
   if (typeof adm === 'string') {
     text = adm;
   } else if (typeof adm === 'object') {
@@ -146,7 +148,9 @@ function parse(adm: unknown): JsonObject {
   } else {
     refuse(NativeRejection.MalformedNative, `adm is ${preview(adm)}, not JSON text or an object`);
   }
-  if (text === undefined || text.trim() === '') refuse(NativeRejection.Empty, 'adm is blank');
+  if (text === undefined || text.trim() === '') {
+    refuse(NativeRejection.Empty, 'adm is blank');
+  }
   if (text.length > MAX_NATIVE_MARKUP_BYTES || Buffer.byteLength(text, 'utf8') > MAX_NATIVE_MARKUP_BYTES) {
     refuse(NativeRejection.TooLarge, `adm is above ${MAX_NATIVE_MARKUP_BYTES} bytes`);
   }
@@ -156,12 +160,17 @@ function parse(adm: unknown): JsonObject {
   } catch (error) {
     refuse(NativeRejection.MalformedNative, `adm is not JSON: ${(error as Error).message}`);
   }
-  if (!isObject(parsed)) refuse(NativeRejection.MalformedNative, `adm is ${preview(parsed)}, not an object`);
+  if (!isObject(parsed)) {
+    refuse(NativeRejection.MalformedNative, `adm is ${preview(parsed)}, not an object`);
+  }
   // Native 1.0 wrapped the response in {"native": ...}; 1.1 dropped the wrapper. Both are read.
   const wrapped = field(parsed, 'native');
-  if (wrapped === undefined) return parsed;
-  if (!isObject(wrapped))
+  if (wrapped === undefined) {
+    return parsed;
+  }
+  if (!isObject(wrapped)) {
     refuse(NativeRejection.MalformedNative, `native is ${preview(wrapped)}, not an object`);
+  }
   return wrapped;
 }
 
@@ -171,13 +180,17 @@ function malformed(where: string, value: unknown, expected: string): never {
 
 function stringList(object: JsonObject, name: string, where: string): string[] {
   const value = field(object, name);
-  if (value === undefined) return [];
+  if (value === undefined) {
+    return [];
+  }
   return isStringArray(value) ? value : malformed(where, value, 'an array of strings');
 }
 
 function optionalPixels(object: JsonObject, name: string, where: string): number | undefined {
   const value = field(object, name);
-  if (value === undefined) return undefined;
+  if (value === undefined) {
+    return undefined;
+  }
   return isWholeNumber(value) && value > 0
     ? value
     : malformed(`${where}.${name}`, value, 'a number of pixels');
@@ -185,9 +198,13 @@ function optionalPixels(object: JsonObject, name: string, where: string): number
 
 function decodeAsset(raw: unknown, index: number): Asset {
   const at = `assets[${index}]`;
-  if (!isObject(raw)) malformed(at, raw, 'an object');
+  if (!isObject(raw)) {
+    malformed(at, raw, 'an object');
+  }
   const id = field(raw, 'id');
-  if (!isWholeNumber(id)) malformed(`${at}.id`, id, 'a whole number');
+  if (!isWholeNumber(id)) {
+    malformed(`${at}.id`, id, 'a whole number');
+  }
   const where = `asset ${id}`;
   const kinds = ASSET_KINDS.filter((kind) => field(raw, kind) !== undefined);
   if (kinds.length !== 1) {
@@ -198,11 +215,14 @@ function decodeAsset(raw: unknown, index: number): Asset {
     );
   }
   const required = field(raw, 'required');
-  if (required !== undefined && required !== 0 && required !== 1)
+  if (required !== undefined && required !== 0 && required !== 1) {
     malformed(`${where}.required`, required, '0 or 1');
+  }
   const kind = kinds[0];
   const body = field(raw, kind);
-  if (!isObject(body)) malformed(`${where}.${kind}`, body, 'an object');
+  if (!isObject(body)) {
+    malformed(`${where}.${kind}`, body, 'an object');
+  }
   switch (kind) {
     case 'title': {
       const text = field(body, 'text');
@@ -212,17 +232,24 @@ function decodeAsset(raw: unknown, index: number): Asset {
     }
     case 'data': {
       const value = field(body, 'value');
-      if (typeof value !== 'string') malformed(`${where}.data.value`, value, 'a string');
+      if (typeof value !== 'string') {
+        malformed(`${where}.data.value`, value, 'a string');
+      }
       const label = field(body, 'label');
-      if (label !== undefined && typeof label !== 'string')
+      if (label !== undefined && typeof label !== 'string') {
         malformed(`${where}.data.label`, label, 'a string');
+      }
       return { where, id, kind, text: value };
     }
     case 'img': {
       const url = field(body, 'url');
-      if (typeof url !== 'string') malformed(`${where}.img.url`, url, 'a string');
+      if (typeof url !== 'string') {
+        malformed(`${where}.img.url`, url, 'a string');
+      }
       const type = field(body, 'type');
-      if (type !== undefined && !isWholeNumber(type)) malformed(`${where}.img.type`, type, 'a whole number');
+      if (type !== undefined && !isWholeNumber(type)) {
+        malformed(`${where}.img.type`, type, 'a whole number');
+      }
       const w = optionalPixels(body, 'w', `${where}.img`);
       const h = optionalPixels(body, 'h', `${where}.img`);
       return { where, id, kind, img: { url, w, h, type } };
@@ -240,13 +267,23 @@ function decodeAsset(raw: unknown, index: number): Asset {
  */
 function decode(native: JsonObject): Decoded {
   const assets = field(native, 'assets');
-  if (!Array.isArray(assets)) malformed('assets', assets, 'an array');
+  if (!Array.isArray(assets)) {
+    malformed('assets', assets, 'an array');
+  }
   const link = field(native, 'link');
-  if (link === undefined) refuse(NativeRejection.MissingLink, 'link is missing');
-  if (!isObject(link)) malformed('link', link, 'an object');
+  if (link === undefined) {
+    refuse(NativeRejection.MissingLink, 'link is missing');
+  }
+  if (!isObject(link)) {
+    malformed('link', link, 'an object');
+  }
   const url = field(link, 'url');
-  if (url === undefined || url === '') refuse(NativeRejection.MissingLink, 'link.url is missing');
-  if (typeof url !== 'string') malformed('link.url', url, 'a string');
+  if (url === undefined || url === '') {
+    refuse(NativeRejection.MissingLink, 'link.url is missing');
+  }
+  if (typeof url !== 'string') {
+    malformed('link.url', url, 'a string');
+  }
   return {
     assets: assets.map(decodeAsset),
     link: { url, clicktrackers: stringList(link, 'clicktrackers', 'link.clicktrackers') },
@@ -264,7 +301,9 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 
 function checkText(text: string, max: number | undefined, where: string, tooLong: NativeRejection): void {
-  if (text.trim() === '') refuse(NativeRejection.EmptyText, `${where} is blank`);
+  if (text.trim() === '') {
+    refuse(NativeRejection.EmptyText, `${where} is blank`);
+  }
   if (LONE_SURROGATE.test(text) || CONTROL.test(text)) {
     refuse(NativeRejection.InvalidText, `${where} holds control characters or lone surrogates`);
   }
@@ -319,13 +358,16 @@ function checkImageSize(asset: Asset, requested: NonNullable<NativeRequestAsset[
 
 function url(raw: string, macros: MacroValues, reason: NativeRejection, where: string): string {
   const substituted = substituteMacros(raw, macros);
-  if (!isHttpUrl(substituted)) refuse(reason, `${where} ${preview(substituted)} is not an http(s) URL`);
+  if (!isHttpUrl(substituted)) {
+    refuse(reason, `${where} ${preview(substituted)} is not an http(s) URL`);
+  }
   return substituted;
 }
 
 function trackers(raw: readonly string[], max: number, macros: MacroValues, where: string): string[] {
-  if (raw.length > max)
+  if (raw.length > max) {
     refuse(NativeRejection.TooManyTrackers, `${where} has ${raw.length} trackers, above ${max}`);
+  }
   return raw.map((tracker, i) => url(tracker, macros, NativeRejection.InvalidTracker, `${where}[${i}]`));
 }
 
@@ -334,20 +376,26 @@ function check(adm: unknown, request: NativeRequest, macros: MacroValues): Nativ
 
   const requested = new Map<number, NativeRequestAsset>();
   for (const asset of Array.isArray(request.assets) ? request.assets : []) {
-    if (isObject(asset) && isWholeNumber(asset.id) && !requested.has(asset.id))
+    if (isObject(asset) && isWholeNumber(asset.id) && !requested.has(asset.id)) {
       requested.set(asset.id, asset);
+    }
   }
 
   const seen = new Set<number>();
   const images = new Map<Asset, { url: string; w?: number; h?: number }>();
   for (const asset of native.assets) {
     const { where, id, kind } = asset;
-    if (kind === 'video')
+    if (kind === 'video') {
       refuse(NativeRejection.UnsupportedAsset, `${where} is a video, which an email cannot play`);
-    if (seen.has(id)) refuse(NativeRejection.DuplicateAsset, `${where} is answered twice`);
+    }
+    if (seen.has(id)) {
+      refuse(NativeRejection.DuplicateAsset, `${where} is answered twice`);
+    }
     seen.add(id);
     const wanted = requested.get(id);
-    if (!wanted) refuse(NativeRejection.UnknownAsset, `${where} is not in the request`);
+    if (!wanted) {
+      refuse(NativeRejection.UnknownAsset, `${where} is not in the request`);
+    }
     const wantedKind = kindOf(wanted);
     if (wantedKind !== kind) {
       refuse(
@@ -417,7 +465,9 @@ function check(adm: unknown, request: NativeRequest, macros: MacroValues): Nativ
   }
   const imptrackers = trackers(native.imptrackers, MAX_NATIVE_IMP_TRACKERS, macros, 'imptrackers');
 
-  if (staticImage) return { kind: 'static', image: staticImage, link, imptrackers };
+  if (staticImage) {
+    return { kind: 'static', image: staticImage, link, imptrackers };
+  }
   return {
     kind: 'flattened',
     title: title!,
@@ -457,7 +507,9 @@ export function validateNativeMarkup(
   try {
     return { ok: true, ad: check(adm, request, macros) };
   } catch (error) {
-    if (error instanceof Refused) return { ok: false, reason: error.reason, detail: error.detail };
+    if (error instanceof Refused) {
+      return { ok: false, reason: error.reason, detail: error.detail };
+    }
     throw error;
   }
 }

@@ -62,10 +62,17 @@
     const node = document.createElement(tag);
     const { attrs, dataset, ...rest } = props || {};
     Object.assign(node, rest);
-    for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, value);
-    for (const [name, value] of Object.entries(dataset || {})) node.dataset[name] = value;
-    for (const child of children || [])
-      if (child !== null && child !== undefined && child !== false) node.append(child);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      node.setAttribute(name, value);
+    }
+    for (const [name, value] of Object.entries(dataset || {})) {
+      node.dataset[name] = value;
+    }
+    for (const child of children || []) {
+      if (child !== null && child !== undefined && child !== false) {
+        node.append(child);
+      }
+    }
     return node;
   }
 
@@ -111,7 +118,9 @@
     let h4 = 0xc3d2e1f0;
     const w = new Uint32Array(80);
     for (let offset = 0; offset < padded; offset += 64) {
-      for (let i = 0; i < 16; i++) w[i] = view.getUint32(offset + i * 4);
+      for (let i = 0; i < 16; i++) {
+        w[i] = view.getUint32(offset + i * 4);
+      }
       for (let i = 16; i < 80; i++) {
         const x = w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16];
         w[i] = (x << 1) | (x >>> 31);
@@ -175,7 +184,9 @@
     const before = performance.now();
     const response = await fetch('/builder/catalog.json', { cache: 'no-store', credentials: 'omit' });
     const after = performance.now();
-    if (!response.ok) throw new Error(`catalogue: HTTP ${response.status}`);
+    if (!response.ok) {
+      throw new Error(`catalogue: HTTP ${response.status}`);
+    }
     catalog = await response.json();
     clock = { seconds: catalog.now, at: (before + after) / 2 };
   }
@@ -218,7 +229,9 @@
   }
 
   async function transmit(body, accept, retried) {
-    if (!signer || secret === null) throw new Error('not signed in');
+    if (!signer || secret === null) {
+      throw new Error('not signed in');
+    }
     const id = signer;
     // This page's last request, and the last one of this user in any tab of this browser.
     const sentElsewhere = Number(storageGet(`sent:${id}`)) || 0;
@@ -227,7 +240,9 @@
       sentElsewhere + requestGapMs() - Date.now(),
       blockedUntil - performance.now(),
     );
-    if (wait > 0) await sleep(Math.min(wait, 5000));
+    if (wait > 0) {
+      await sleep(Math.min(wait, 5000));
+    }
     const seed = nextSeed(id);
     const hash = await sha1Hex(secret + String(seed));
     lastSentAt = performance.now();
@@ -244,7 +259,9 @@
       await syncClock();
       return transmit(body, accept, true);
     }
-    if (code === codeNumber('QueryLimitExceeded')) startBlock(retryAfterOf(response));
+    if (code === codeNumber('QueryLimitExceeded')) {
+      startBlock(retryAfterOf(response));
+    }
     return response;
   }
 
@@ -284,7 +301,9 @@
   /** The catalogue's message without its category ("Permission denied: ..."). */
   function reason(code) {
     const entry = codeEntry(code);
-    if (!entry) return 'unexpected answer from the service';
+    if (!entry) {
+      return 'unexpected answer from the service';
+    }
     const cut = entry.message.indexOf(': ');
     return cut >= 0 ? entry.message.slice(cut + 2) : entry.message;
   }
@@ -335,7 +354,9 @@
   }
 
   function isNumericField(name, split) {
-    if (findMetric(name)) return true;
+    if (findMetric(name)) {
+      return true;
+    }
     const s = name === split ? findSplit(name) : null;
     return Boolean(s && s.valueKind === 'integer');
   }
@@ -347,7 +368,9 @@
   });
 
   function formatValue(field, value) {
-    if (value === null || value === undefined) return '—';
+    if (value === null || value === undefined) {
+      return '—';
+    }
     const metric = findMetric(field);
     if (metric && typeof value === 'number') {
       return metric.dataType === 'decimal' ? decimalFormat.format(value) : integerFormat.format(value);
@@ -357,7 +380,9 @@
 
   function formatDay(day) {
     const date = new Date(`${day}T00:00:00Z`);
-    if (Number.isNaN(date.getTime())) return day;
+    if (Number.isNaN(date.getTime())) {
+      return day;
+    }
     const weekday = date.toLocaleDateString('en-GB', { weekday: 'short', timeZone: 'UTC' });
     return `${weekday} ${day}`;
   }
@@ -446,15 +471,25 @@
   }
 
   function ensureDefaultColumns(type) {
-    if (orderedColumns(type).length > 0) return;
+    if (orderedColumns(type).length > 0) {
+      return;
+    }
     const metrics = catalog.metrics.filter((m) => metricAllowed(m, type));
     const names = metrics.map((m) => m.name);
-    for (const name of ['impressions', 'clicks', 'ctr']) if (names.includes(name)) selectedColumns.add(name);
+    for (const name of ['impressions', 'clicks', 'ctr']) {
+      if (names.includes(name)) {
+        selectedColumns.add(name);
+      }
+    }
     const money = metrics.find(
       (m) => m.dataType === 'decimal' && m.types.length === 1 && m.types[0] === type,
     );
-    if (money) selectedColumns.add(money.name);
-    if (orderedColumns(type).length === 0 && names.length > 0) selectedColumns.add(names[0]);
+    if (money) {
+      selectedColumns.add(money.name);
+    }
+    if (orderedColumns(type).length === 0 && names.length > 0) {
+      selectedColumns.add(names[0]);
+    }
   }
 
   function columnCheckbox(name, description, muted) {
@@ -622,22 +657,39 @@
     p.set('end', q.end);
     p.set('split', q.split);
     p.set('columns', q.columns.join(','));
-    if (q.filters.length > 0)
+    if (q.filters.length > 0) {
       p.set('filters', JSON.stringify(q.filters.map((f) => [f.dimension, f.operator, f.values])));
-    if (q.sortKey) p.set('sort', q.sortDir ? `${q.sortKey}:${q.sortDir}` : q.sortKey);
-    if (q.totals !== 'bottom') p.set('totals', q.totals);
-    if (q.names) p.set('names', q.names);
+    }
+    if (q.sortKey) {
+      p.set('sort', q.sortDir ? `${q.sortKey}:${q.sortDir}` : q.sortKey);
+    }
+    if (q.totals !== 'bottom') {
+      p.set('totals', q.totals);
+    }
+    if (q.names) {
+      p.set('names', q.names);
+    }
     return `#${p.toString()}`;
   }
 
   function fromHash(hash) {
     const p = new URLSearchParams(hash.replace(/^#/, ''));
-    if (!p.has('type') && !p.has('columns')) return null;
+    if (!p.has('type') && !p.has('columns')) {
+      return null;
+    }
     const q = defaultQuery();
-    if (p.has('type')) q.type = p.get('type');
-    if (p.has('start')) q.start = p.get('start');
-    if (p.has('end')) q.end = p.get('end');
-    if (p.has('split')) q.split = p.get('split');
+    if (p.has('type')) {
+      q.type = p.get('type');
+    }
+    if (p.has('start')) {
+      q.start = p.get('start');
+    }
+    if (p.has('end')) {
+      q.end = p.get('end');
+    }
+    if (p.has('split')) {
+      q.split = p.get('split');
+    }
     q.columns = (p.get('columns') || '').split(',').filter(Boolean);
     try {
       const filters = JSON.parse(p.get('filters') || '[]');
@@ -666,12 +718,16 @@
     $('start-date').value = q.start;
     $('end-date').value = q.end;
     selectedColumns.clear();
-    for (const c of q.columns) selectedColumns.add(c);
+    for (const c of q.columns) {
+      selectedColumns.add(c);
+    }
     renderSplits(q.split);
     renderColumns();
     $('attribute-details').open = catalog.attributes.some((a) => selectedColumns.has(a.name));
     $('filter-list').replaceChildren();
-    for (const f of q.filters) addFilterRow(f);
+    for (const f of q.filters) {
+      addFilterRow(f);
+    }
     $('sort-dir').value = q.sortDir;
     $('totals').value = q.totals;
     $('names').value = q.names;
@@ -728,11 +784,16 @@
         cache: 'no-store',
       });
       const answer = await response.json();
-      if (seq !== resolveSeq[which]) return;
+      if (seq !== resolveSeq[which]) {
+        return;
+      }
       const bad = !answer.date || !answer.beforeToday;
       out.classList.toggle('is-error', bad);
-      if (bad) input.setAttribute('aria-invalid', 'true');
-      else input.removeAttribute('aria-invalid');
+      if (bad) {
+        input.setAttribute('aria-invalid', 'true');
+      } else {
+        input.removeAttribute('aria-invalid');
+      }
       if (!answer.date) {
         out.textContent = 'Not a date the service understands.';
         picker.value = '';
@@ -744,7 +805,9 @@
           : `${formatDay(answer.date)}: must be before today (${answer.today}).`;
       }
     } catch {
-      if (seq === resolveSeq[which]) out.textContent = '';
+      if (seq === resolveSeq[which]) {
+        out.textContent = '';
+      }
     }
   }
 
@@ -776,8 +839,11 @@
           el('p', { className: line.detail ? 'message-detail' : 'message-advice' }, [line.text || line]),
         ),
     );
-    if (code !== undefined) target.dataset.code = String(code);
-    else delete target.dataset.code;
+    if (code !== undefined) {
+      target.dataset.code = String(code);
+    } else {
+      delete target.dataset.code;
+    }
     target.hidden = false;
   }
 
@@ -789,9 +855,12 @@
       ? fillWait(entry.advice, error.retryAfter)
       : 'The service answered in a way this page does not know. Try again; if it keeps happening, contact support.';
     const lines = [advice];
-    if (error.detail && error.detail !== title)
+    if (error.detail && error.detail !== title) {
       lines.push({ detail: true, text: `The service said: ${error.detail}` });
-    if (error.requestId) lines.push({ detail: true, text: `Request id: ${error.requestId}` });
+    }
+    if (error.requestId) {
+      lines.push({ detail: true, text: `Request id: ${error.requestId}` });
+    }
     showMessage(target, 'error', title, lines, error.code || undefined);
   }
 
@@ -823,7 +892,9 @@
 
   function updateBusy() {
     $('run').disabled = running || blockTimer !== null;
-    for (const button of document.querySelectorAll('.downloads button')) button.disabled = running || !result;
+    for (const button of document.querySelectorAll('.downloads button')) {
+      button.disabled = running || !result;
+    }
     $('results').setAttribute('aria-busy', running ? 'true' : 'false');
   }
 
@@ -871,7 +942,9 @@
           break;
         }
         types[type] = { allowed: false, code: error.code };
-        if (error.code === codeNumber('VariantTypeDenied')) apiVariant = 'advertiser_only';
+        if (error.code === codeNumber('VariantTypeDenied')) {
+          apiVariant = 'advertiser_only';
+        }
       }
       if (failure) {
         forgetToken();
@@ -943,7 +1016,9 @@
     forgetToken();
     result = null;
     tableSort = null;
-    if (chart) chart.destroy();
+    if (chart) {
+      chart.destroy();
+    }
     chart = null;
     document.body.dataset.state = 'ready';
     $('session').hidden = true;
@@ -965,11 +1040,17 @@
       splits: q.split ? [q.split] : [],
       columns: q.columns,
     };
-    if (q.filters.length > 0) body.filters = q.filters;
-    if (q.sortKey) body.sort = { [q.sortKey]: q.sortDir || null };
+    if (q.filters.length > 0) {
+      body.filters = q.filters;
+    }
+    if (q.sortKey) {
+      body.sort = { [q.sortKey]: q.sortDir || null };
+    }
     // Without a split the one record is the totals: the table needs no second copy of it.
     const format = { columnTotals: forDownload || q.split ? q.totals : 'off' };
-    if (forDownload && q.names) format.columnNames = q.names;
+    if (forDownload && q.names) {
+      format.columnNames = q.names;
+    }
     body.format = format;
     return body;
   }
@@ -984,7 +1065,9 @@
       $($('user-id').value ? 'token' : 'user-id').focus();
       return;
     }
-    if (running || blockTimer !== null) return;
+    if (running || blockTimer !== null) {
+      return;
+    }
     const q = readForm();
     if (!q.start || !q.end) {
       showMessage(message, 'error', 'Choose the dates', ['Both the first and the last day are needed.']);
@@ -1029,9 +1112,12 @@
         });
       let totals = null;
       const isTotals = (row) => (q.split ? row[q.split] === '(totals)' : true);
-      if (q.totals === 'top' && records.length > 0 && isTotals(records[0])) totals = records.shift();
-      if (q.totals === 'bottom' && records.length > 0 && isTotals(records[records.length - 1]))
+      if (q.totals === 'top' && records.length > 0 && isTotals(records[0])) {
+        totals = records.shift();
+      }
+      if (q.totals === 'bottom' && records.length > 0 && isTotals(records[records.length - 1])) {
         totals = records.pop();
+      }
       const sample = records[0] || totals;
       const fields = sample
         ? Object.keys(sample)
@@ -1063,22 +1149,30 @@
   /** Scrolls the results into view when they are out of it; the focus stays where it is. */
   function revealResults() {
     const box = $('results').getBoundingClientRect();
-    if (box.top >= 0 && box.top < window.innerHeight - 80) return;
+    if (box.top >= 0 && box.top < window.innerHeight - 80) {
+      return;
+    }
     const smooth = !window.matchMedia('(prefers-reduced-motion: reduce)').matches;
     $('results').scrollIntoView({ block: 'start', behavior: smooth ? 'smooth' : 'auto' });
   }
 
   function removedReason(name, type) {
     const metric = findMetric(name);
-    if (metric && !metricAllowed(metric, type)) return `not offered for ${type} reports`;
-    if (!metric && !findAttribute(name)) return 'not a column of the catalogue';
+    if (metric && !metricAllowed(metric, type)) {
+      return `not offered for ${type} reports`;
+    }
+    if (!metric && !findAttribute(name)) {
+      return 'not a column of the catalogue';
+    }
     return 'left out by the service';
   }
 
   function renderNotices() {
     const notices = $('notices');
     notices.replaceChildren();
-    if (!result) return;
+    if (!result) {
+      return;
+    }
     const { query, exactness, removed, code } = result;
     if (exactness === 'inexact') {
       const split = findSplit(query.split);
@@ -1119,13 +1213,19 @@
   function compareValues(a, b) {
     const nullA = a === null || a === undefined;
     const nullB = b === null || b === undefined;
-    if (nullA || nullB) return nullA === nullB ? 0 : nullA ? 1 : -1;
-    if (typeof a === 'number' && typeof b === 'number') return a - b;
+    if (nullA || nullB) {
+      return nullA === nullB ? 0 : nullA ? 1 : -1;
+    }
+    if (typeof a === 'number' && typeof b === 'number') {
+      return a - b;
+    }
     return String(a).localeCompare(String(b), 'en', { numeric: true });
   }
 
   function sortedRows() {
-    if (!tableSort) return result.rows;
+    if (!tableSort) {
+      return result.rows;
+    }
     const { field, dir } = tableSort;
     const sign = dir === 'asc' ? 1 : -1;
     return result.rows
@@ -1176,7 +1276,9 @@
           ],
         );
         const th = el('th', { scope: 'col', className: numeric ? 'num' : '', dataset: { field } }, [button]);
-        if (sorted) th.setAttribute('aria-sort', sorted === 'asc' ? 'ascending' : 'descending');
+        if (sorted) {
+          th.setAttribute('aria-sort', sorted === 'asc' ? 'ascending' : 'descending');
+        }
         return th;
       }),
     );
@@ -1213,7 +1315,9 @@
           ),
         ),
       );
-      if (query.totals === 'top') table.tBodies[0].prepend(foot.firstChild);
+      if (query.totals === 'top') {
+        table.tBodies[0].prepend(foot.firstChild);
+      }
     }
     wrap.hidden = false;
   }
@@ -1271,7 +1375,9 @@
     const line = Boolean(splitDef && TIME_SORT_KINDS.includes(splitDef.sortKind));
     let rows = line ? [...result.rows].sort((a, b) => compareValues(a[split], b[split])) : sortedRows();
     const total = rows.length;
-    if (!line && rows.length > CHART_MAX_BARS) rows = rows.slice(0, CHART_MAX_BARS);
+    if (!line && rows.length > CHART_MAX_BARS) {
+      rows = rows.slice(0, CHART_MAX_BARS);
+    }
     $('chart-note').textContent =
       rows.length < total ? `The first ${rows.length} of ${total} rows, in the table's order.` : '';
     $('chart-caption').textContent = `${label(metric)} by ${phrase(split)}`;
@@ -1330,8 +1436,11 @@
     $('placeholder').hidden = has;
     renderSummary();
     renderNotices();
-    if (has) renderTable();
-    else $('table-wrap').hidden = true;
+    if (has) {
+      renderTable();
+    } else {
+      $('table-wrap').hidden = true;
+    }
     renderChart();
     if (!has) {
       hideMessage($('result-message'));
@@ -1343,14 +1452,20 @@
   function sortTable(field) {
     const split = result.query.split;
     const numeric = isNumericField(field, split);
-    if (tableSort && tableSort.field === field)
+    if (tableSort && tableSort.field === field) {
       tableSort = { field, dir: tableSort.dir === 'asc' ? 'desc' : 'asc' };
-    else tableSort = { field, dir: numeric ? 'desc' : 'asc' };
+    } else {
+      tableSort = { field, dir: numeric ? 'desc' : 'asc' };
+    }
     renderTable();
     const splitDef = findSplit(split);
-    if (!(splitDef && TIME_SORT_KINDS.includes(splitDef.sortKind))) renderChart();
+    if (!(splitDef && TIME_SORT_KINDS.includes(splitDef.sortKind))) {
+      renderChart();
+    }
     const button = $('report-table').querySelector(`button[data-sort-field="${CSS.escape(field)}"]`);
-    if (button) button.focus();
+    if (button) {
+      button.focus();
+    }
   }
 
   // Downloads
@@ -1371,7 +1486,9 @@
   }
 
   async function download(formatId) {
-    if (!result || !session) return;
+    if (!result || !session) {
+      return;
+    }
     const format = catalog.responseFormats.find((f) => f.id === formatId);
     const message = $('result-message');
     hideMessage(message);
@@ -1429,9 +1546,14 @@
     for (const id of ['metric-list', 'attribute-list']) {
       $(id).addEventListener('change', (event) => {
         const input = event.target;
-        if (!input.dataset.column) return;
-        if (input.checked) selectedColumns.add(input.dataset.column);
-        else selectedColumns.delete(input.dataset.column);
+        if (!input.dataset.column) {
+          return;
+        }
+        if (input.checked) {
+          selectedColumns.add(input.dataset.column);
+        } else {
+          selectedColumns.delete(input.dataset.column);
+        }
         updateAttributeCount();
         renderSortKeys();
         syncHash();
@@ -1444,7 +1566,9 @@
         syncHash();
       });
       $(`${which}-date-picker`).addEventListener('change', (event) => {
-        if (!event.target.value) return;
+        if (!event.target.value) {
+          return;
+        }
         $(`${which}-date`).value = event.target.value;
         matchPreset();
         resolveDate(which);
@@ -1453,7 +1577,9 @@
     }
     $('range-preset').addEventListener('change', (event) => {
       const range = catalog.dateRanges[Number(event.target.value)];
-      if (!event.target.value || !range) return;
+      if (!event.target.value || !range) {
+        return;
+      }
       $('start-date').value = range.start;
       $('end-date').value = range.end;
       resolveDate('start');
@@ -1467,25 +1593,33 @@
     });
     $('filter-list').addEventListener('click', (event) => {
       const button = event.target.closest('.filter-remove');
-      if (!button) return;
+      if (!button) {
+        return;
+      }
       button.closest('.filter-row').remove();
       $('add-filter').focus();
       syncHash();
     });
     $('filter-list').addEventListener('input', syncHash);
     $('filter-list').addEventListener('change', syncHash);
-    for (const id of ['sort-key', 'sort-dir', 'totals', 'names']) $(id).addEventListener('change', syncHash);
+    for (const id of ['sort-key', 'sort-dir', 'totals', 'names']) {
+      $(id).addEventListener('change', syncHash);
+    }
     $('chart-metric').addEventListener('change', renderChart);
     $('report-table').tHead.addEventListener('click', (event) => {
       const button = event.target.closest('button[data-sort-field]');
-      if (button && result) sortTable(button.dataset.sortField);
+      if (button && result) {
+        sortTable(button.dataset.sortField);
+      }
     });
     for (const button of document.querySelectorAll('.downloads button')) {
       button.addEventListener('click', () => void download(button.dataset.format));
     }
     window.addEventListener('hashchange', () => {
       const q = fromHash(window.location.hash);
-      if (q) applyQuery(q);
+      if (q) {
+        applyQuery(q);
+      }
     });
   }
 
@@ -1509,7 +1643,9 @@
     pendingRun = Boolean(fromUrl);
     syncHash();
     const rememberedId = storageGet('id');
-    if (rememberedId && !$('user-id').value) $('user-id').value = rememberedId;
+    if (rememberedId && !$('user-id').value) {
+      $('user-id').value = rememberedId;
+    }
     $('results').dataset.status = 'idle';
     updateBusy();
     document.body.dataset.state = 'ready';
