@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPLITS, type StoreQuery, type StoreRow } from '@app/report-model';
+import { METRICS, SPLITS, findMetric, roundDecimal, type StoreRow } from '@app/report-model';
 import type { AdEvent } from '@app/events';
-import { ReportStoreErrorCode, type OffsetEvent, type ReportStore } from '@app/report-store';
+import {
+  ReportStoreErrorCode,
+  type OffsetEvent,
+  type ReportStore,
+  type StoreOrderTerm,
+  type StoreStreamQuery,
+} from '@app/report-store';
 import { demoEvents, expectedBySplit, makeEvent } from '@app/testing';
 
 const RANGE = { start: '2026-01-01', end: '2026-11-21' };
@@ -15,9 +21,50 @@ function byKey(rows: readonly StoreRow[]): StoreRow[] {
   return [...rows].sort((a, b) => String(a.key).localeCompare(String(b.key)));
 }
 
-function query(overrides: Partial<StoreQuery>): StoreQuery {
+function query(overrides: Partial<StoreStreamQuery>): StoreStreamQuery {
   return { range: RANGE, filters: [], scope: {}, tier: 'exact', ...overrides };
 }
+
+async function collect(rows: AsyncIterable<StoreRow>): Promise<StoreRow[]> {
+  const out: StoreRow[] = [];
+  for await (const row of rows) {
+    out.push(row);
+  }
+  return out;
+}
+
+/** A metric as the API shows it, decimals rounded to 4 places: what a metric term sorts by. */
+function shown(metric: string, row: StoreRow): number {
+  const definition = findMetric(metric)!;
+  const value = definition.compute(row.measures);
+  return definition.dataType === 'decimal' ? roundDecimal(value) : value;
+}
+
+/** The reporting app's comparison (numbers by value, text by code unit), term after term. */
+function sortedInJs(rows: readonly StoreRow[], order: readonly StoreOrderTerm[]): StoreRow[] {
+  const valueOf = (term: StoreOrderTerm, row: StoreRow): number | string => {
+    switch (term.by) {
+      case 'key':
+        return row.key!;
+      case 'metric':
+        return shown(term.metric, row);
+      case 'rank':
+        return term.ranks.get(String(row.key)) ?? Number.MAX_SAFE_INTEGER;
+    }
+  };
+  return [...rows].sort((a, b) => {
+    for (const term of order) {
+      const [x, y] = [valueOf(term, a), valueOf(term, b)];
+      const c = typeof x === 'number' && typeof y === 'number' ? x - y : x < y ? -1 : x > y ? 1 : 0;
+      if (c !== 0) {
+        return term.direction === 'asc' ? c : -c;
+      }
+    }
+    return 0;
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * What every report store must do. `create` returns an empty store with its schema applied and
@@ -53,7 +100,9 @@ export function reportStoreContract(
         const rows = await store.query(query({ split: split.name }));
         const expected = expectedBySplit(events, split.name);
         expect(rows).toHaveLength(expected.size);
-        for (const row of rows) expect(row.measures).toEqual(expected.get(row.key!));
+        for (const row of rows) {
+          expect(row.measures).toEqual(expected.get(row.key!));
+        }
       });
     }
 
@@ -100,7 +149,9 @@ export function reportStoreContract(
         const expectedKeys = new Set(
           events.filter((e) => e.type === 'click').map((e) => String(expectedBySplitKey(e, split.name))),
         );
-        for (const key of expectedKeys) expect(rows.map((r) => String(r.key))).toContain(key);
+        for (const key of expectedKeys) {
+          expect(rows.map((r) => String(r.key))).toContain(key);
+        }
       }
     });
 
@@ -177,6 +228,145 @@ export function reportStoreContract(
       expect((await store.query(query({ split: 'campaign_id' }))).length).toBeGreaterThan(nasty.length);
     });
 
+    describe('streaming read', () => {
+      it('streams the same rows, keys and measures as query, for every split', async () => {
+        for (const split of [undefined, ...SPLITS.map((s) => s.name)]) {
+          const q = query({ split, tier: SPLITS.find((s) => s.name === split)?.exactness ?? 'exact' });
+          expect(byKey(await collect(store.stream(q))), String(split)).toEqual(byKey(await store.query(q)));
+        }
+      });
+
+      it('runs nothing until asked, and can be iterated once', async () => {
+        const rows = store.stream(query({ split: 'day' }));
+        const iterator = rows[Symbol.asyncIterator]();
+        const first = await iterator.next();
+        expect(first.done).toBe(false);
+        await iterator.return?.();
+        expect((await iterator.next()).done).toBe(true);
+      });
+
+      it('sorts in SQL by the split value, integers by value, text by code point', async () => {
+        for (const [split, tier] of [
+          ['day', 'exact'],
+          ['campaign_id', 'exact'],
+          ['hour', 'inexact'],
+          ['zip', 'inexact'],
+          ['list_id', 'inexact'],
+        ] as const) {
+          for (const direction of ['asc', 'desc'] as const) {
+            const order: StoreOrderTerm[] = [{ by: 'key', direction }];
+            const rows = await collect(store.stream(query({ split, tier, order })));
+            expect(rows.length, split).toBeGreaterThan(1);
+            expect(rows, `${split} ${direction}`).toEqual(sortedInJs(rows, order));
+          }
+        }
+      });
+
+      it('sorts by every metric as the API shows it (rounded), the split value breaking ties', async () => {
+        const split = 'zip';
+        const all = await store.query(query({ split, tier: 'inexact' }));
+        for (const metric of METRICS) {
+          for (const direction of ['asc', 'desc'] as const) {
+            const order: StoreOrderTerm[] = [
+              { by: 'metric', metric: metric.name, direction },
+              { by: 'key', direction: 'asc' },
+            ];
+            const rows = await collect(store.stream(query({ split, tier: 'inexact', order })));
+            expect(rows, `${metric.name} ${direction}`).toEqual(sortedInJs(all, order));
+          }
+        }
+        // Rows share click counts, so the tie-breaker is exercised.
+        expect(new Set(all.map((r) => r.measures.clicks)).size).toBeLessThan(all.length);
+      });
+
+      it('sorts by several metric terms in turn', async () => {
+        const order: StoreOrderTerm[] = [
+          { by: 'metric', metric: 'clicks', direction: 'desc' },
+          { by: 'metric', metric: 'ctr', direction: 'asc' },
+          { by: 'key', direction: 'desc' },
+        ];
+        const all = await store.query(query({ split: 'day' }));
+        expect(await collect(store.stream(query({ split: 'day', order })))).toEqual(sortedInJs(all, order));
+      });
+
+      it('sorts by ranks it is given, values without a rank after every ranked one', async () => {
+        const all = await store.query(query({ split: 'publisher_id' }));
+        const keys = all.map((r) => String(r.key)).sort();
+        expect(keys.length).toBeGreaterThan(2);
+        // Reverse order, the first two sharing a rank, the last one unranked.
+        const ranks = new Map(
+          keys
+            .slice(0, -1)
+            .reverse()
+            .map((k, i) => [k, Math.max(0, i - 1)]),
+        );
+        ranks.set("O'Brien \\ 🙂", 0);
+        for (const direction of ['asc', 'desc'] as const) {
+          const order: StoreOrderTerm[] = [
+            { by: 'rank', ranks, direction },
+            { by: 'key', direction: 'asc' },
+          ];
+          const rows = await collect(store.stream(query({ split: 'publisher_id', order })));
+          expect(rows).toEqual(sortedInJs(all, order));
+          const last = keys[keys.length - 1];
+          expect(rows[direction === 'asc' ? rows.length - 1 : 0].key).toBe(last);
+        }
+        const none: StoreOrderTerm[] = [
+          { by: 'rank', ranks: new Map(), direction: 'asc' },
+          { by: 'key', direction: 'desc' },
+        ];
+        expect(await collect(store.stream(query({ split: 'publisher_id', order: none })))).toEqual(
+          sortedInJs(all, none),
+        );
+      });
+
+      it('orders query() the same way when given an order', async () => {
+        const order: StoreOrderTerm[] = [
+          { by: 'metric', metric: 'spend', direction: 'desc' },
+          { by: 'key', direction: 'asc' },
+        ];
+        const rows = await store.query(query({ split: 'campaign_id', order }));
+        expect(rows.map((r) => r.key)).toEqual(
+          (await collect(store.stream(query({ split: 'campaign_id', order })))).map((r) => r.key),
+        );
+      });
+
+      it('fails a streamed query that outlives its timeout with STORE_TIMEOUT on the first next()', async () => {
+        const filters = Array.from({ length: 50 }, (_, f) => ({
+          dimension: 'zip',
+          operator: 'not equals' as const,
+          values: Array.from({ length: 1000 }, (_, v) => `${f}-${v}`),
+        }));
+        const rows = store.stream(query({ split: 'zip', tier: 'inexact', filters, timeoutMs: 1 }));
+        await expect(rows[Symbol.asyncIterator]().next()).rejects.toMatchObject({
+          code: ReportStoreErrorCode.Timeout,
+        });
+      });
+
+      it('does not count the time the consumer holds a row against the timeout', async () => {
+        const q = query({ split: 'day', timeoutMs: 1_500 });
+        const rows: StoreRow[] = [];
+        for await (const row of store.stream(q)) {
+          if (rows.length < 3) {
+            await sleep(700);
+          }
+          rows.push(row);
+        }
+        expect(byKey(rows)).toEqual(byKey(await store.query(q)));
+      });
+
+      it('frees the query when the consumer leaves early', async () => {
+        const order: StoreOrderTerm[] = [{ by: 'key', direction: 'asc' }];
+        for (let i = 0; i < 40; i += 1) {
+          for await (const row of store.stream(query({ split: 'zip', tier: 'inexact', order }))) {
+            expect(row.key).toBeDefined();
+            break;
+          }
+        }
+        expect(await store.query(query({}))).toHaveLength(1);
+      });
+    });
+
     it('fails a query that outlives its timeout with STORE_TIMEOUT', async () => {
       const filters = Array.from({ length: 50 }, (_, f) => ({
         dimension: 'zip',
@@ -196,7 +386,9 @@ export function reportStoreContract(
         query({ split, tier: split === 'country' || split === 'hour' ? 'inexact' : 'exact' }),
       );
       const serial = [];
-      for (const q of shapes) serial.push(byKey(await store.query(q)));
+      for (const q of shapes) {
+        serial.push(byKey(await store.query(q)));
+      }
       expect((await Promise.all(shapes.map((q) => store.query(q)))).map(byKey)).toEqual(serial);
     });
 
@@ -217,6 +409,8 @@ export function closedStoreContract(name: string, create: () => Promise<ReportSt
     const store = await create();
     await store.close();
     await expect(store.query(query({}))).rejects.toMatchObject({ code: ReportStoreErrorCode.Unavailable });
+    const rows = store.stream(query({ split: 'day' }))[Symbol.asyncIterator]();
+    await expect(rows.next()).rejects.toMatchObject({ code: ReportStoreErrorCode.Unavailable });
     await expect(store.ingest('closed/0/0', [])).rejects.toMatchObject({
       code: ReportStoreErrorCode.Unavailable,
     });

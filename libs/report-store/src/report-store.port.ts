@@ -1,5 +1,6 @@
 import type { AdEvent } from '@app/events';
 import type { StoreQuery, StoreRow } from '@app/report-model';
+import type { StoreOrderTerm } from './store-order';
 
 export const REPORT_STORE = Symbol('REPORT_STORE');
 
@@ -16,6 +17,11 @@ export interface IngestResult {
   readonly skipped: number;
 }
 
+/** A query whose rows come sorted: by each term in turn; rows that tie on every term, in any order. */
+export interface StoreStreamQuery extends StoreQuery {
+  readonly order?: readonly StoreOrderTerm[];
+}
+
 export interface ReportStore {
   /** Applies pending schema migrations; safe to call at every start. */
   migrate(): Promise<void>;
@@ -25,8 +31,27 @@ export interface ReportStore {
    * the same batch boundaries or others, changes nothing: at-least-once delivery, exactly-once reports.
    */
   ingest(source: string, events: readonly OffsetEvent[]): Promise<IngestResult>;
-  /** Aggregates the measures of one split (or none) from the tier the query names. */
-  query(query: StoreQuery): Promise<StoreRow[]>;
+  /**
+   * Aggregates the measures of one split (or none) from the tier the query names, all rows at once
+   * (the rows of `stream`, collected; in the query's order when it gives one).
+   */
+  query(query: StoreStreamQuery): Promise<StoreRow[]>;
+  /**
+   * The same rows as `query`, with the same keys, measures, exactness and errors, read from the
+   * store as the consumer asks for them, in the order the query gives (sorted by the store's SQL).
+   *
+   * Nothing runs until the first `next()`. Every failure rejects a `next()` with a
+   * `ReportStoreException`: a store that is closed or unreachable (`STORE_UNAVAILABLE`), a query
+   * that outlives `timeoutMs` (`STORE_TIMEOUT`), anything else (`STORE_FAILED`). An aggregate with
+   * an ORDER BY computes its whole result before the first row, so those failures reach the first
+   * `next()`; a later one (a lost connection mid-way) rejects the `next()` it interrupts.
+   *
+   * `timeoutMs` bounds the time spent waiting on the store, summed over the `next()` calls; the
+   * time the consumer holds a row before asking for the next (a slow download) does not count.
+   * Leaving the iteration early (`return()`, `break`) cancels the query and frees its connection.
+   * Each iteration runs the query anew.
+   */
+  stream(query: StoreStreamQuery): AsyncIterable<StoreRow>;
   /** Whether the store holds no event at all (the embedded start seeds demo data then). */
   isEmpty(): Promise<boolean>;
   ping(): Promise<void>;

@@ -58,7 +58,9 @@ class FakeStore {
     return {
       async *[Symbol.asyncIterator]() {
         try {
-          if (failure) throw failure;
+          if (failure) {
+            throw failure;
+          }
           for (const row of rows) {
             store.pulled += 1;
             yield row;
@@ -72,14 +74,20 @@ class FakeStore {
 
   query(query: StoreStreamQuery): Promise<StoreRow[]> {
     this.queried.push(query);
-    if (this.totalsFailure) return Promise.reject(this.totalsFailure);
+    if (this.totalsFailure) {
+      return Promise.reject(this.totalsFailure);
+    }
     return Promise.resolve(this.rows.length ? [{ measures: sumOfRows(this.rows) }] : []);
   }
 }
 
 function sumOfRows(rows: readonly StoreRow[]): Measures {
   const sum = emptyMeasures();
-  for (const row of rows) for (const [k, v] of Object.entries(row.measures)) sum[k as keyof Measures] += v;
+  for (const row of rows) {
+    for (const [k, v] of Object.entries(row.measures)) {
+      sum[k as keyof Measures] += v;
+    }
+  }
   return sum;
 }
 
@@ -93,9 +101,13 @@ function serviceOn(store: FakeStore): ReportService {
   );
 }
 
-async function recordsOf(records: AsyncIterable<ReportRecord> | Iterable<ReportRecord>): Promise<ReportRecord[]> {
+async function recordsOf(
+  records: AsyncIterable<ReportRecord> | Iterable<ReportRecord>,
+): Promise<ReportRecord[]> {
   const out: ReportRecord[] = [];
-  for await (const record of records) out.push(record);
+  for await (const record of records) {
+    out.push(record);
+  }
   return out;
 }
 
@@ -157,7 +169,10 @@ describe('ReportService: a report ready to stream', () => {
 
   it('totals on top without a split or without rows need no second query', async () => {
     const noSplit = new FakeStore(ROWS);
-    const outcome = await serviceOn(noSplit).run({ ...BODY, splits: [], format: { columnTotals: 'top' } }, NOW);
+    const outcome = await serviceOn(noSplit).run(
+      { ...BODY, splits: [], format: { columnTotals: 'top' } },
+      NOW,
+    );
     expect(noSplit.queried).toHaveLength(0);
     expect(outcome.report.totals).toEqual({ impressions: 35, clicks: 3 });
     const empty = new FakeStore([]);

@@ -38,7 +38,9 @@ async function storeCall<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof ReportStoreException) throw storeFailure(error);
+    if (error instanceof ReportStoreException) {
+      throw storeFailure(error);
+    }
     throw error;
   }
 }
@@ -81,7 +83,8 @@ export class ReportService {
     };
     // The first row is read before anything is sent: the store's failures still map to their
     // codes, and an empty report is known (201) while the headers can still say so.
-    const rows = this.store.stream({ ...query, order: storeOrder(plan, this.catalog) })[Symbol.asyncIterator]();
+    const stream = this.store.stream({ ...query, order: storeOrder(plan, this.catalog) });
+    const rows = stream[Symbol.asyncIterator]();
     const first = await storeCall(() => rows.next());
     let upfrontSums: Measures | undefined;
     if (plan.columnTotals === 'top') {

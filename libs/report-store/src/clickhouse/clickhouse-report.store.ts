@@ -1,8 +1,21 @@
 import { Readable } from 'node:stream';
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { MEASURE_NAMES, type Measures, type StoreQuery, type StoreRow } from '@app/report-model';
-import { newerThan, type IngestResult, type OffsetEvent, type ReportStore } from '../report-store.port';
+import {
+  ClickHouseLogLevel,
+  createClient,
+  type ClickHouseClient,
+  type ResultSet,
+  type Row,
+} from '@clickhouse/client';
+import { MEASURE_NAMES, type Measures, type StoreRow } from '@app/report-model';
+import {
+  newerThan,
+  type IngestResult,
+  type OffsetEvent,
+  type ReportStore,
+  type StoreStreamQuery,
+} from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
+import { WaitBudget } from '../wait-budget';
 import { INEXACT_FIELDS, isReportable, measuresOf, sampleWeight, utcDayOf, utcHourOf } from '../event-rollup';
 import { identifier, stringLiteral, tabSeparatedField } from './clickhouse-literal';
 import { migrateClickHouse } from './clickhouse-migrator';
@@ -38,7 +51,9 @@ const RAW_COLUMNS: [string, ...string[]] = [
 const TIMEOUT_CODES = new Set(['159', '160']);
 
 function classify(error: unknown, what: string): ReportStoreException {
-  if (error instanceof ReportStoreException) return error;
+  if (error instanceof ReportStoreException) {
+    return error;
+  }
   const e = error as { code?: string; message?: string };
   const message = e.message ?? String(error);
   if (
@@ -123,37 +138,82 @@ export class ClickHouseReportStore implements ReportStore {
     }
   }
 
-  async query(query: StoreQuery): Promise<StoreRow[]> {
+  async query(query: StoreStreamQuery): Promise<StoreRow[]> {
+    const rows: StoreRow[] = [];
+    for await (const row of this.stream(query)) {
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  stream(query: StoreStreamQuery): AsyncIterable<StoreRow> {
+    return { [Symbol.asyncIterator]: () => this.rows(query) };
+  }
+
+  /**
+   * JSONEachRow read as a stream of row batches: the client parses each HTTP chunk as it arrives,
+   * and a consumer that stops asking stops the socket (TCP backpressure holds ClickHouse).
+   */
+  private async *rows(query: StoreStreamQuery): AsyncGenerator<StoreRow, void, undefined> {
     this.assertOpen();
     const timeoutMs = query.timeoutMs ?? this.options.queryTimeoutMs;
+    const abort = new AbortController();
+    const budget = new WaitBudget(timeoutMs, () => abort.abort());
+    let result: ResultSet<'JSONEachRow'> | undefined;
     try {
-      const result = await this.client.query({
-        query: buildClickHouseQuery(query),
-        format: 'JSONEachRow',
-        clickhouse_settings: {
-          max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)),
-          // Filters may list thousands of values; the API already caps the request at MAX_BODY_BYTES.
-          max_query_size: '8388608',
-          max_ast_elements: '1000000',
-          max_expanded_ast_elements: '1000000',
-        },
-        abort_signal: AbortSignal.timeout(timeoutMs),
-      });
-      const rows = await result.json<Record<string, string | number>>();
-      return rows
-        .filter((row) => Number(row.n) > 0)
-        .map((row) => {
+      result = await budget.wait(() =>
+        this.client.query({
+          query: buildClickHouseQuery(query),
+          format: 'JSONEachRow',
+          clickhouse_settings: {
+            max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)),
+            // Filters may list thousands of values; the API already caps the request at MAX_BODY_BYTES.
+            max_query_size: '8388608',
+            max_ast_elements: '1000000',
+            max_expanded_ast_elements: '1000000',
+            // ClickHouse runs the query to its end into its own buffer (memory, then a temporary
+            // file on its disk) before the first byte: a failure is an HTTP error before any row,
+            // and a slow reader is not cut off by max_execution_time halfway through the rows, which
+            // ClickHouse 18.16 does by ending the response early without an error.
+            wait_end_of_query: 1,
+          },
+          abort_signal: abort.signal,
+        }),
+      );
+      const batches = result.stream<Record<string, string | number>>()[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await budget.wait(() => batches.next());
+        if (next.done) {
+          return;
+        }
+        for (const line of next.value as Row<Record<string, string | number>, 'JSONEachRow'>[]) {
+          const row = line.json();
+          // `n` drops the single all-zero row an ungrouped aggregate returns on no data.
+          if (!(Number(row.n) > 0)) {
+            continue;
+          }
           const measures = {} as Measures;
-          for (const name of MEASURE_NAMES) measures[name] = Number(row[name]);
+          for (const name of MEASURE_NAMES) {
+            measures[name] = Number(row[name]);
+          }
           const key =
             query.split === undefined ? undefined : typeof row.k === 'number' ? row.k : String(row.k);
-          return { key, measures };
-        });
+          yield { key, measures };
+        }
+      }
     } catch (error) {
-      if ((error as Error).name === 'AbortError' || /abort/i.test((error as Error).message ?? '')) {
+      if (
+        budget.spent ||
+        (error as Error).name === 'AbortError' ||
+        /abort/i.test((error as Error).message ?? '')
+      ) {
         throw new ReportStoreException(ReportStoreErrorCode.Timeout, 'query timed out', { cause: error });
       }
       throw classify(error, 'query');
+    } finally {
+      budget.stop();
+      // Left early (or failed): destroys the response, so that the socket does not stay taken.
+      result?.close();
     }
   }
 
@@ -173,18 +233,23 @@ export class ClickHouseReportStore implements ReportStore {
   async ping(): Promise<void> {
     this.assertOpen();
     const result = await this.client.ping();
-    if (!result.success) throw classify(result.error, 'ping');
+    if (!result.success) {
+      throw classify(result.error, 'ping');
+    }
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed) {
+      return;
+    }
     this.closed = true;
     await this.client.close();
   }
 
   private assertOpen(): void {
-    if (this.closed)
+    if (this.closed) {
       throw new ReportStoreException(ReportStoreErrorCode.Unavailable, 'the report store is closed');
+    }
   }
 
   /** Retention by partition drops: 18.16 has no TTL. */

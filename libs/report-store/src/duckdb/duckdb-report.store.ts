@@ -7,13 +7,14 @@ import {
   type DuckDBConnection,
 } from '@duckdb/node-api';
 import type { AdEvent } from '@app/events';
-import { MEASURE_NAMES, type Measures, type StoreQuery, type StoreRow, addMeasures } from '@app/report-model';
+import { MEASURE_NAMES, type Measures, type StoreRow, addMeasures } from '@app/report-model';
 import {
   highestOffset,
   newerThan,
   type IngestResult,
   type OffsetEvent,
   type ReportStore,
+  type StoreStreamQuery,
 } from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
 import {
@@ -25,6 +26,7 @@ import {
   utcDayOf,
   utcHourOf,
 } from '../event-rollup';
+import { WaitBudget } from '../wait-budget';
 import { DUCKDB_MIGRATIONS } from './duckdb.migrations';
 import { buildDuckDbQuery } from './duckdb-query.builder';
 
@@ -34,6 +36,13 @@ export interface DuckDbStoreOptions {
   /** Keep 1 in N impressions in the inexact tier. */
   readonly sampleDenominator: number;
   readonly queryTimeoutMs: number;
+  /**
+   * DuckDB's `memory_limit` (e.g. `'128MB'`), unset for DuckDB's default (80 % of the machine's
+   * memory). A report of a million rows aggregates and sorts a million groups: about 250 MiB of
+   * native memory without a limit; under one, DuckDB spills to `<path>.tmp` on disk, and a query
+   * that still does not fit fails (STORE_FAILED).
+   */
+  readonly memoryLimit?: string;
 }
 
 const DAY_MS = 86_400_000;
@@ -66,9 +75,13 @@ export class DuckDbReportStore implements ReportStore {
 
   static async open(options: DuckDbStoreOptions): Promise<DuckDbReportStore> {
     try {
-      if (options.path !== ':memory:')
+      if (options.path !== ':memory:') {
         mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
-      const instance = await DuckDBInstance.create(options.path);
+      }
+      const instance = await DuckDBInstance.create(
+        options.path,
+        options.memoryLimit === undefined ? undefined : { memory_limit: options.memoryLimit },
+      );
       return new DuckDbReportStore(instance, await instance.connect(), options);
     } catch (error) {
       throw new ReportStoreException(
@@ -87,10 +100,14 @@ export class DuckDbReportStore implements ReportStore {
       const applied = await this.writer.runAndReadAll('SELECT version FROM schema_migrations');
       const done = new Set(applied.getRows().map(([v]) => Number(v)));
       for (const migration of DUCKDB_MIGRATIONS) {
-        if (done.has(migration.version)) continue;
+        if (done.has(migration.version)) {
+          continue;
+        }
         await this.writer.run('BEGIN TRANSACTION');
         try {
-          for (const statement of migration.statements) await this.writer.run(statement);
+          for (const statement of migration.statements) {
+            await this.writer.run(statement);
+          }
           await this.writer.run('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
             migration.version,
             migration.name,
@@ -106,8 +123,9 @@ export class DuckDbReportStore implements ReportStore {
 
   async ingest(source: string, batch: readonly OffsetEvent[]): Promise<IngestResult> {
     return this.writeLock.run(async () => {
-      if (this.closed)
+      if (this.closed) {
         throw new ReportStoreException(ReportStoreErrorCode.Unavailable, 'the report store is closed');
+      }
       await this.writer.run('BEGIN TRANSACTION');
       try {
         const seen = await this.writer.runAndReadAll(
@@ -138,42 +156,65 @@ export class DuckDbReportStore implements ReportStore {
     });
   }
 
+  async query(query: StoreStreamQuery): Promise<StoreRow[]> {
+    const rows: StoreRow[] = [];
+    for await (const row of this.stream(query)) {
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  stream(query: StoreStreamQuery): AsyncIterable<StoreRow> {
+    return { [Symbol.asyncIterator]: () => this.rows(query) };
+  }
+
   /**
    * Each query runs on its own connection, so that concurrent reports do not queue behind one
-   * another and a timeout interrupts only its own query.
+   * another and a timeout interrupts only its own query. The result is DuckDB's streaming result,
+   * read a chunk (2,048 rows) at a time: the rows never pile up in JavaScript.
    */
-  async query(query: StoreQuery): Promise<StoreRow[]> {
+  private async *rows(query: StoreStreamQuery): AsyncGenerator<StoreRow, void, undefined> {
     const { sql, params } = buildDuckDbQuery(query);
     const connection = await this.connect();
-    const started = Date.now();
-    const limit = query.timeoutMs ?? this.options.queryTimeoutMs;
-    const timer = setTimeout(() => connection.interrupt(), limit);
+    const budget = new WaitBudget(query.timeoutMs ?? this.options.queryTimeoutMs, () =>
+      connection.interrupt(),
+    );
+    const hasKey = query.split !== undefined;
+    const offset = hasKey ? 1 : 0;
     try {
-      const reader = await connection.runAndReadAll(sql, params);
-      if (Date.now() - started > limit)
-        throw new ReportStoreException(ReportStoreErrorCode.Timeout, 'query timed out');
-      const hasKey = query.split !== undefined;
-      return reader.getRows().map((row) => {
-        const offset = hasKey ? 1 : 0;
-        const measures = {} as Measures;
-        MEASURE_NAMES.forEach((name, i) => {
-          measures[name] = Number(row[offset + i] ?? 0);
-        });
-        const key = hasKey ? row[0] : undefined;
-        return {
-          key: typeof key === 'bigint' ? Number(key) : (key as string | number | undefined),
-          measures,
-        };
-      });
+      const result = await budget.wait(() => connection.stream(sql, params));
+      for (;;) {
+        const chunk = await budget.wait(() => result.fetchChunk());
+        if (!chunk || chunk.rowCount === 0) {
+          return;
+        }
+        // Values are converted one row at a time, as the row is asked for: a chunk's rows never
+        // all exist as JavaScript objects, so they die young instead of filling the old generation.
+        const keys = hasKey ? chunk.getColumnVector(0) : undefined;
+        const columns = MEASURE_NAMES.map((_, i) => chunk.getColumnVector(offset + i));
+        for (let r = 0; r < chunk.rowCount; r += 1) {
+          const measures = {} as Measures;
+          MEASURE_NAMES.forEach((name, i) => {
+            measures[name] = Number(columns[i].getItem(r) ?? 0);
+          });
+          const key = keys?.getItem(r);
+          yield {
+            key: typeof key === 'bigint' ? Number(key) : (key as string | number | undefined),
+            measures,
+          };
+        }
+      }
     } catch (error) {
-      if (error instanceof ReportStoreException) throw error;
+      if (error instanceof ReportStoreException) {
+        throw error;
+      }
       const message = (error as Error).message ?? '';
-      if (/interrupt/i.test(message)) {
+      if (budget.spent || /interrupt/i.test(message)) {
         throw new ReportStoreException(ReportStoreErrorCode.Timeout, 'query timed out', { cause: error });
       }
       throw new ReportStoreException(ReportStoreErrorCode.Failed, 'query failed', { cause: error });
     } finally {
-      clearTimeout(timer);
+      budget.stop();
       connection.closeSync();
     }
   }
@@ -199,7 +240,9 @@ export class DuckDbReportStore implements ReportStore {
 
   async close(): Promise<void> {
     await this.writeLock.run(async () => {
-      if (this.closed) return;
+      if (this.closed) {
+        return;
+      }
       this.closed = true;
       this.writer.closeSync();
       this.instance.closeSync();
@@ -207,8 +250,9 @@ export class DuckDbReportStore implements ReportStore {
   }
 
   private async connect(): Promise<DuckDBConnection> {
-    if (this.closed)
+    if (this.closed) {
       throw new ReportStoreException(ReportStoreErrorCode.Unavailable, 'the report store is closed');
+    }
     try {
       return await this.instance.connect();
     } catch (error) {
@@ -225,15 +269,24 @@ export class DuckDbReportStore implements ReportStore {
       const keys = EXACT_KEY_FIELDS.map((f) => event[f]);
       const id = `${day}\u0000${keys.join('\u0000')}`;
       const cell = cells.get(id);
-      if (cell) addMeasures(cell.measures, measuresOf(event));
-      else cells.set(id, { day, keys, measures: measuresOf(event) });
+      if (cell) {
+        addMeasures(cell.measures, measuresOf(event));
+      } else {
+        cells.set(id, { day, keys, measures: measuresOf(event) });
+      }
     }
-    if (cells.size === 0) return;
+    if (cells.size === 0) {
+      return;
+    }
     await this.append('exact_daily_staging', (appender) => {
       for (const { day, keys, measures } of cells.values()) {
         appender.appendDate(dateValue(day));
-        for (const key of keys) appender.appendVarchar(key);
-        for (const name of MEASURE_NAMES) appender.appendBigInt(BigInt(measures[name]));
+        for (const key of keys) {
+          appender.appendVarchar(key);
+        }
+        for (const name of MEASURE_NAMES) {
+          appender.appendBigInt(BigInt(measures[name]));
+        }
         appender.endRow();
       }
     });
@@ -248,15 +301,21 @@ export class DuckDbReportStore implements ReportStore {
     const sampled = events
       .map((event) => ({ event, weight: sampleWeight(event, this.options.sampleDenominator) }))
       .filter((s) => s.weight > 0);
-    if (sampled.length === 0) return;
+    if (sampled.length === 0) {
+      return;
+    }
     await this.append('inexact_sample', (appender) => {
       for (const { event, weight } of sampled) {
         appender.appendDate(dateValue(utcDayOf(event.ts)));
         appender.appendTinyInt(utcHourOf(event.ts));
-        for (const field of INEXACT_FIELDS) appender.appendVarchar(event[field]);
+        for (const field of INEXACT_FIELDS) {
+          appender.appendVarchar(event[field]);
+        }
         appender.appendInteger(weight);
         const measures = measuresOf(event, weight);
-        for (const name of MEASURE_NAMES) appender.appendBigInt(BigInt(measures[name]));
+        for (const name of MEASURE_NAMES) {
+          appender.appendBigInt(BigInt(measures[name]));
+        }
         appender.endRow();
       }
     });
