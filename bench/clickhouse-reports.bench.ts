@@ -118,8 +118,9 @@ async function main(): Promise<void> {
   if (have < EVENTS) {
     const started = Date.now();
     await client.command({ query: 'TRUNCATE TABLE events_raw' });
-    for (const t of ['exact_daily', 'inexact_sample', 'ingested_offsets'])
-      {await client.command({ query: `TRUNCATE TABLE ${t}` });}
+    for (const t of ['exact_daily', 'inexact_sample', 'ingested_offsets']) {
+      await client.command({ query: `TRUNCATE TABLE ${t}` });
+    }
     await client.command({
       query: generatorSql(),
       clickhouse_settings: { max_insert_block_size: '1048576', max_execution_time: 3600 },
@@ -185,7 +186,9 @@ async function main(): Promise<void> {
       let t0 = process.hrtime.bigint();
       const res = await api.json(user, body);
       apiTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      if (res.status !== 200) {throw new Error(`${name}: ${res.status} ${res.text}`);}
+      if (res.status !== 200) {
+        throw new Error(`${name}: ${res.status} ${res.text}`);
+      }
       t0 = process.hrtime.bigint();
       await client.query({ query: sql, format: 'JSONEachRow' }).then((r) => r.json());
       bareTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
@@ -204,10 +207,13 @@ async function main(): Promise<void> {
   console.log(
     '| report | API p50 | API p99 | bare p50 | bare p99 | API overhead (p50) |\n|---|---|---|---|---|---|',
   );
-  for (const line of lines) {console.log(line);}
+  for (const line of lines) {
+    console.log(line);
+  }
   console.log('\n| table | rows | on disk |\n|---|---|---|');
-  for (const s of sizes)
-    {console.log(`| ${s.table} | ${Number(s.rows)} | ${(Number(s.bytes) / 1024 / 1024).toFixed(1)} MiB |`);}
+  for (const s of sizes) {
+    console.log(`| ${s.table} | ${Number(s.rows)} | ${(Number(s.bytes) / 1024 / 1024).toFixed(1)} MiB |`);
+  }
 }
 
 main().catch((error: unknown) => {

@@ -62,7 +62,11 @@ async function main(): Promise<void> {
       sent += queue.length;
     }
   }
-  for (const [topic, queue] of pending) {if (queue.length) {await producer.publish(topic, queue);}}
+  for (const [topic, queue] of pending) {
+    if (queue.length) {
+      await producer.publish(topic, queue);
+    }
+  }
   sent += [...pending.values()].reduce((n, q) => n + q.length, 0);
   const produceSeconds = (Date.now() - started) / 1000;
   console.log(

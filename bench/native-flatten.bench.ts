@@ -75,7 +75,9 @@ async function photoJpeg(): Promise<Buffer> {
   for (let i = 0; i < pixels.data.length; i += 4) {
     seed = (seed * 1_103_515_245 + 12_345) >>> 0;
     const noise = ((seed >>> 16) % 41) - 20;
-    for (let c = 0; c < 3; c++) {pixels.data[i + c] = Math.max(0, Math.min(255, pixels.data[i + c] + noise));}
+    for (let c = 0; c < 3; c++) {
+      pixels.data[i + c] = Math.max(0, Math.min(255, pixels.data[i + c] + noise));
+    }
   }
   context.putImageData(pixels, 0, 0);
   return canvas.encode('jpeg', 85);
@@ -126,7 +128,9 @@ async function main(): Promise<void> {
       const started = performance.now();
       const result = await renderer.flatten(key, creative, size);
       first.push(performance.now() - started);
-      if (!result.ok) {throw new Error(`${label} ad ${i}: ${result.reason}`);}
+      if (!result.ok) {
+        throw new Error(`${label} ad ${i}: ${result.reason}`);
+      }
       keys.push(key);
       bytes.push(result.png.length);
     }
@@ -136,7 +140,9 @@ async function main(): Promise<void> {
       let started = performance.now();
       const fetched = await fetcher.fetch(creative.image!.url);
       fetches.push(performance.now() - started);
-      if (!fetched.ok) {throw new Error(fetched.reason);}
+      if (!fetched.ok) {
+        throw new Error(fetched.reason);
+      }
       started = performance.now();
       await drawNativeAd(creative, size, photo);
       draws.push(performance.now() - started);
@@ -155,7 +161,9 @@ async function main(): Promise<void> {
             creative,
             size,
           );
-          if (!result.ok) {throw new Error(result.reason);}
+          if (!result.ok) {
+            throw new Error(result.reason);
+          }
         }
       }),
     );
@@ -169,7 +177,9 @@ async function main(): Promise<void> {
       const started = process.hrtime.bigint();
       const png = renderer.get(key);
       gets[i] = Number(process.hrtime.bigint() - started) / 1000;
-      if (png === undefined) {throw new Error(`cache miss for ${key}`);}
+      if (png === undefined) {
+        throw new Error(`cache miss for ${key}`);
+      }
     }
 
     const f = summary(first);
@@ -206,7 +216,9 @@ async function main(): Promise<void> {
       `first flattens (${CONCURRENCY} in flight) | cached get p50 | cached get p99 |`,
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
-  for (const row of rows) {console.log(row);}
+  for (const row of rows) {
+    console.log(row);
+  }
   if (values.json) {
     writeFileSync(
       values.json,

@@ -45,8 +45,9 @@ async function seed(store: ReportStore): Promise<void> {
       await store.ingest('bench/0', batch);
       n += batch.length;
       batch = [];
-      if (n % 1_000_000 === 0)
-        {console.log(`seeded ${n} events, ${Math.round(n / ((Date.now() - started) / 1000))}/s`);}
+      if (n % 1_000_000 === 0) {
+        console.log(`seeded ${n} events, ${Math.round(n / ((Date.now() - started) / 1000))}/s`);
+      }
     }
   }
   await store.ingest('bench/0', batch);
@@ -140,7 +141,9 @@ async function main(): Promise<void> {
     sampleDenominator: 10,
     queryTimeoutMs: 60_000,
   });
-  if (fresh || (await store.isEmpty())) {await seed(store);}
+  if (fresh || (await store.isEmpty())) {
+    await seed(store);
+  }
   const config = loadConfig(ReportingConfig, { REPORTING_PORT: '0', RATE_LIMIT_PER_SECOND: '10000' });
   const app = await startHttpApp(
     ReportingModule.forRoot({
@@ -167,13 +170,17 @@ async function main(): Promise<void> {
   const results: string[] = [];
   for (const [name, shape] of shapes) {
     const body = { type: 'advertiser', startDate: `-${DAYS} days`, endDate: 'yesterday', ...shape };
-    for (let i = 0; i < 3; i += 1) {await client.json(user, body);}
+    for (let i = 0; i < 3; i += 1) {
+      await client.json(user, body);
+    }
     const times: number[] = [];
     for (let i = 0; i < ITERATIONS; i += 1) {
       const t0 = process.hrtime.bigint();
       const res = await client.json(user, body);
       times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      if (res.status !== 200) {throw new Error(`${name}: HTTP ${res.status} ${res.text}`);}
+      if (res.status !== 200) {
+        throw new Error(`${name}: HTTP ${res.status} ${res.text}`);
+      }
     }
     times.sort((a, b) => a - b);
     results.push(
@@ -186,7 +193,9 @@ async function main(): Promise<void> {
   const xlsx = await measureXlsxMemory();
   console.log(`\n${EVENTS} events over ${DAYS} days, ${ITERATIONS} requests per shape\n`);
   console.log('| report | p50 | p99 |\n|---|---|---|');
-  for (const line of results) {console.log(line);}
+  for (const line of results) {
+    console.log(line);
+  }
   console.log(`\nTier rows: ${tiers}`);
   console.log(
     `\nXLSX export of 100,000 rows (${(xlsx.bytes / 1e6).toFixed(1)} MB): peak heap+buffers +${xlsx.peakMb.toFixed(0)} MiB over the rows themselves, ` +

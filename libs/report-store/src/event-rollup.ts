@@ -49,15 +49,21 @@ export function measuresOf(event: AdEvent, weight = 1): Measures {
   const m = emptyMeasures();
   switch (event.type) {
     case 'impression':
-      if (event.reopen) m.reopens = weight;
-      else m.unique_impressions = weight;
+      if (event.reopen) {
+        m.reopens = weight;
+      } else {
+        m.unique_impressions = weight;
+      }
       break;
     case 'click':
       m.clicks = weight;
       break;
     case 'conversion':
-      if (event.attribution === 'post_view') m.post_view_conversions = weight;
-      else m.conversions = weight;
+      if (event.attribution === 'post_view') {
+        m.post_view_conversions = weight;
+      } else {
+        m.conversions = weight;
+      }
       break;
     default:
       return m;
@@ -73,7 +79,9 @@ export function measuresOf(event: AdEvent, weight = 1): Measures {
  * the event in the sample, or 0 when it is left out.
  */
 export function sampleWeight(event: AdEvent, denominator: number): number {
-  if (event.type !== 'impression' || denominator <= 1) return 1;
+  if (event.type !== 'impression' || denominator <= 1) {
+    return 1;
+  }
   return fnv1a32(event.event_id) % denominator === 0 ? denominator : 0;
 }
 

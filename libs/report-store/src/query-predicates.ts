@@ -20,7 +20,9 @@ export function tierTable(tier: StoreQuery['tier']): string {
  */
 export function dimensionExpression(derived: Readonly<Record<string, string>>, dimension: string): string {
   const split = findSplit(dimension);
-  if (!split) throw new Error(`not a dimension: ${dimension}`);
+  if (!split) {
+    throw new Error(`not a dimension: ${dimension}`);
+  }
   return derived[dimension] ?? split.name;
 }
 
@@ -37,12 +39,16 @@ export function scopeAndFilterPredicates(
     ['advertiser_id', query.scope.advertiserIds],
   ];
   for (const [column, ids] of scope) {
-    if (ids) predicates.push(ids.length ? `${column} IN (${inList(ids)})` : dialect.never);
+    if (ids) {
+      predicates.push(ids.length ? `${column} IN (${inList(ids)})` : dialect.never);
+    }
   }
   for (const filter of query.filters) {
     const negate = filter.operator === 'not equals';
     if (filter.values.length === 0) {
-      if (!negate) predicates.push(dialect.never);
+      if (!negate) {
+        predicates.push(dialect.never);
+      }
       continue;
     }
     const column = dialect.asText(dimensionExpression(derived, filter.dimension));

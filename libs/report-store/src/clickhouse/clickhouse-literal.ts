@@ -7,23 +7,32 @@ export function stringLiteral(value: string): string {
   let out = "'";
   for (const ch of value) {
     const code = ch.codePointAt(0)!;
-    if (ch === '\\') out += '\\\\';
-    else if (ch === "'") out += "\\'";
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else out += ch;
+    if (ch === '\\') {
+      out += '\\\\';
+    } else if (ch === "'") {
+      out += "\\'";
+    } else if (code < 0x20 || code === 0x7f) {
+      out += `\\x${code.toString(16).padStart(2, '0')}`;
+    } else {
+      out += ch;
+    }
   }
   return `${out}'`;
 }
 
 /** A Date literal from a `YYYY-MM-DD` day that the caller has already validated. */
 export function dateLiteral(day: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`not a day: ${day}`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) {
+    throw new Error(`not a day: ${day}`);
+  }
   return `toDate(${stringLiteral(day)})`;
 }
 
 /** Identifiers (database names) are checked, never escaped: only plain names are accepted. */
 export function identifier(name: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) throw new Error(`not a plain identifier: ${name}`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) {
+    throw new Error(`not a plain identifier: ${name}`);
+  }
   return name;
 }
 

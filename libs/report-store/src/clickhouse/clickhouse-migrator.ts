@@ -44,8 +44,12 @@ export async function migrateClickHouse(client: ClickHouseClient, dir: string): 
   const done = new Set((await result.json<{ version: number | string }>()).map((r) => Number(r.version)));
   const applied: AppliedMigration[] = [];
   for (const migration of readMigrations(dir)) {
-    if (done.has(migration.version)) continue;
-    for (const statement of migration.statements) await client.command({ query: statement });
+    if (done.has(migration.version)) {
+      continue;
+    }
+    for (const statement of migration.statements) {
+      await client.command({ query: statement });
+    }
     await client.insert({
       table: 'schema_migrations',
       values: [

@@ -48,7 +48,9 @@ describe('buildClickHouseQuery', () => {
 
   it('sums every measure and counts the rows', () => {
     const sql = build();
-    for (const measure of MEASURE_NAMES) expect(sql).toContain(`sum(${measure}) AS ${measure}`);
+    for (const measure of MEASURE_NAMES) {
+      expect(sql).toContain(`sum(${measure}) AS ${measure}`);
+    }
     expect(sql).toContain('count() AS n FROM');
     expect(sql).not.toContain('GROUP BY');
   });

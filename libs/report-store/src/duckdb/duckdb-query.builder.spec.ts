@@ -28,7 +28,9 @@ describe('buildDuckDbQuery: the SQL', () => {
       }),
     );
     expect(params).toEqual(['2026-11-01', '2026-11-30', 'pub-1', HOSTILE, HOSTILE, 'US']);
-    for (const value of params) expect(sql).not.toContain(value);
+    for (const value of params) {
+      expect(sql).not.toContain(value);
+    }
     expect(sql).toContain('publisher_id IN ($3, $4)');
     expect(sql).toContain('CAST(country AS VARCHAR) IN ($5, $6)');
   });
@@ -56,8 +58,9 @@ describe('buildDuckDbQuery: the SQL', () => {
 
   it('sums every measure as an integer', () => {
     const { sql } = buildDuckDbQuery(query());
-    for (const measure of MEASURE_NAMES)
+    for (const measure of MEASURE_NAMES) {
       expect(sql).toContain(`CAST(SUM(${measure}) AS BIGINT) AS ${measure}`);
+    }
   });
 
   it('matches nothing for an empty scope or an empty equals filter, and ignores an empty not-equals', () => {
@@ -135,8 +138,11 @@ describe('buildDuckDbQuery: run on DuckDB', () => {
   beforeAll(async () => {
     instance = await DuckDBInstance.create(':memory:');
     db = await instance.connect();
-    for (const migration of DUCKDB_MIGRATIONS)
-      for (const statement of migration.statements) await db.run(statement);
+    for (const migration of DUCKDB_MIGRATIONS) {
+      for (const statement of migration.statements) {
+        await db.run(statement);
+      }
+    }
     const keys = (publisher: string, campaign: string) =>
       Object.fromEntries(
         EXACT_KEY_FIELDS.map((f) => [
