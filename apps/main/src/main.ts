@@ -28,6 +28,15 @@ async function main(): Promise<void> {
   );
   const dsps = config.DEMO_DSPS === 1 ? await startDemoDsps(system.catalog, logger) : [];
   const auctionUrl = `http://127.0.0.1:${listeningPort(system.auction)}`;
+  // A clean stop closes the apps (events flushed, bus drained, offsets committed), then the stores
+  // (DuckDB checkpointed), and exits 0; also when it comes during seeding.
+  const stop = () =>
+    void system
+      .close()
+      .then(() => Promise.all(dsps.map((dsp) => dsp.close())))
+      .then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   if (config.SEED_ON_EMPTY_DAYS > 0 && (await system.reportStore.isEmpty())) {
     const now = new Date();
     const yesterdayNoon = new Date(Date.parse(now.toISOString().slice(0, 10)) - DAY_MS / 2);
@@ -65,13 +74,6 @@ async function main(): Promise<void> {
     },
     'ready',
   );
-  const stop = () =>
-    void system
-      .close()
-      .then(() => Promise.all(dsps.map((dsp) => dsp.close())))
-      .then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
 }
 
 main().catch((error: unknown) => {

@@ -24,7 +24,9 @@ class HttpAppModule {}
  * Creates and starts one Nest HTTP app. Body parsing is left to the controllers, which enforce
  * their own size limits on the raw stream. Every request gets a correlation id (`X-Request-Id`) and
  * a log line; every line the app writes, Nest's included, names the app, and during a request
- * carries its id, also when several apps share the process.
+ * carries its id, also when several apps share the process. Signals are the composition root's:
+ * Nest's own shutdown hooks would re-raise SIGTERM after closing and end the process with 143
+ * before the root has closed the adapters.
  */
 export async function startHttpApp(module: unknown, options: HttpAppOptions): Promise<INestApplication> {
   const appLogger = options.logger.child({ app: options.name });
@@ -39,7 +41,6 @@ export async function startHttpApp(module: unknown, options: HttpAppOptions): Pr
     });
     app.use(bindRequestScope(appLogger));
     app.disable('x-powered-by');
-    app.enableShutdownHooks();
     await app.listen(options.port, options.host);
     appLogger.info({ url: `http://${options.host}:${listeningPort(app)}` }, 'listening');
     return app;

@@ -244,6 +244,8 @@ export class DuckDbReportStore implements ReportStore {
         return;
       }
       this.closed = true;
+      // Folds the write-ahead log into the file, so that a clean stop leaves one file behind.
+      await this.writer.run('CHECKPOINT');
       this.writer.closeSync();
       this.instance.closeSync();
     });

@@ -1,0 +1,86 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(__dirname, '../..');
+const MAIN = path.join(ROOT, 'dist/apps/main/src/main.js');
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** `npm start`'s process on its own DuckDB file and free ports, its log lines collected. */
+function start(dataDir: string): Running {
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      DUCKDB_PATH: path.join(dataDir, 'adx.duckdb'),
+      REPORTING_PORT: '0',
+      INGEST_PORT: '0',
+      AUCTION_PORT: '0',
+      DEMO_DSPS: '0',
+      SEED_ON_EMPTY_DAYS: '3',
+      SEED_EVENTS_PER_DAY: '500',
+      SEED_AUCTION_OPENS: '30',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const collect = (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, lines, exited };
+}
+
+async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const said = (running: Running, msg: string) => running.lines.some((line) => line.includes(`"msg":"${msg}`));
+
+describe('npm start: SIGTERM stops it cleanly, and a restart finds its data', () => {
+  let dataDir: string;
+  let current: Running | undefined;
+
+  beforeAll(() => {
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
+    dataDir = mkdtempSync(path.join(tmpdir(), 'adx-shutdown-'));
+  }, 120_000);
+
+  afterAll(() => {
+    current?.child.kill('SIGKILL');
+  });
+
+  it('exits 0 on SIGTERM, with the DuckDB file checkpointed (no WAL left)', async () => {
+    current = start(dataDir);
+    await until(() => said(current!, 'ready'), 90_000, 'the first start to be ready');
+    expect(said(current, 'empty store: seeding demo traffic')).toBe(true);
+    current.child.kill('SIGTERM');
+    expect(await current.exited).toEqual({ code: 0, signal: null });
+    expect(readdirSync(dataDir).filter((f) => f.endsWith('.wal'))).toEqual([]);
+  }, 120_000);
+
+  it('restarts on the same file without seeding again, and stops cleanly again', async () => {
+    expect(existsSync(path.join(dataDir, 'adx.duckdb'))).toBe(true);
+    current = start(dataDir);
+    await until(() => said(current!, 'ready'), 60_000, 'the restart to be ready');
+    expect(said(current, 'empty store: seeding demo traffic')).toBe(false);
+    current.child.kill('SIGTERM');
+    expect(await current.exited).toEqual({ code: 0, signal: null });
+  }, 90_000);
+});
