@@ -1,7 +1,16 @@
 import 'reflect-metadata';
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire, SourceMap } from 'node:module';
+import type { Server } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,14 +22,17 @@ import { DspSimulator, type DspSimulatorStats } from '@app/dsp-simulator';
 /**
  * Ad requests (`GET /img/:adSlotId`) against the auction app with simulated DSPs, all on loopback.
  * `npm run bench:auction -- [--connections 400] [--duration 30] [--warmup 5] [--dsps 5]
- * [--latency 10-80] [--bid-rate 0.8] [--rate 0] [--dsp-connections N] [--cpu-prof]`.
+ * [--latency 10-80] [--bid-rate 0.8] [--rate 0] [--dsp-connections N] [--tmax MS] [--cpu-prof]
+ * [--profile-out FILE] [--json FILE]`.
  *
  * The DSP simulators run in child processes of their own and the auction app (`dist/apps/auction`)
  * in another, so that the auction's CPU time (from `/proc/<pid>/stat`) counts only the auction.
  * Every request has a new `recipient`, so every one is a new auction (never a reopen). Latency is
  * autocannon's (request written to last byte); the auction's own overhead is that latency minus
- * the DSP wait it reports in `Server-Timing: dsp;dur=…, total;dur=…`. `--rate N` paces the load at
- * N requests a second (0, the default, lets the connections go as fast as the answers come).
+ * the DSP wait it reports in `Server-Timing: dsp;dur=…, total;dur=…`. The load is closed-loop: each
+ * connection sends its next request when the previous answer arrives. `--rate N` caps it at N
+ * requests a second, but autocannon sends each second's quota at the start of the second, in a
+ * burst: use it to compare CPU per request at a given throughput, not for latency.
  * `--cpu-prof` runs the auction under `node --cpu-prof` and summarises where its CPU time went
  * during the measured window. Events go to the in-process bus (nobody consumes them) and state to
  * the memory store: the app's defaults without KAFKA_BROKERS and REDIS_URL.
@@ -37,6 +49,8 @@ const { values } = parseArgs({
     'dsp-connections': { type: 'string' },
     tmax: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
+    /** Where to copy the auction's .cpuprofile (for Chrome DevTools or speedscope). */
+    'profile-out': { type: 'string' },
     top: { type: 'string', default: '20' },
     json: { type: 'string' },
     /** Internal: run one DSP simulator (JSON options) and report its address over IPC. */
@@ -47,7 +61,10 @@ const { values } = parseArgs({
 const GOALS = { requestsPerSecond: 3000, p99Ms: 160, overheadP99Ms: 3, cpuUsPerRequest: 300 };
 /** Seats book on the strategies of the demo catalog's exchange campaigns, one per DSP in turn. */
 const EXCHANGE_STRATEGIES = ['str-1-2-1-1', 'str-3-1-1-1', 'str-4-1-2-1', 'str-5-2-1-1', 'str-1-2-1-2'];
-/** The catalog's ad slots, requested in turn. */
+/**
+ * The catalog's banner slots, requested in turn. Native slots are left out: the simulators' native
+ * images are on loopback, which the native renderer refuses outside the demo.
+ */
 let slots: string[] = [];
 const USER_AGENT =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
@@ -86,8 +103,14 @@ const autocannon = createRequire(__filename)('autocannon') as Autocannon;
 async function runSimulator(json: string): Promise<void> {
   const options = JSON.parse(json) as Parameters<typeof DspSimulator.start>[0];
   const simulator = await DspSimulator.start(options);
+  // Connections the exchange opened: a keep-alive pool opens few; a torn-down one opens many.
+  // (The simulator keeps its server private: counted when it is still where it was.)
+  let connections = 0;
+  (simulator as unknown as { server?: Server }).server?.on('connection', () => (connections += 1));
   process.on('message', (message) => {
-    if (message === 'stats') process.send!({ stats: simulator.stats() });
+    if (message === 'stats') {
+      process.send!({ stats: { ...simulator.stats(), connections } });
+    }
   });
   const stop = () => void simulator.close().finally(() => process.exit(0));
   process.once('SIGTERM', stop);
@@ -112,7 +135,9 @@ function newSeries(): Series {
 }
 
 function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
+  if (sorted.length === 0) {
+    return NaN;
+  }
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
@@ -159,6 +184,19 @@ function machineTicks(): { busy: number; total: number } {
   return { busy: total - ticks[3] - ticks[4], total };
 }
 
+function gitState(): { commit: string; changedUnderAppsAndLibs: number } | undefined {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+    const changed = git('status', '--porcelain', '--', 'apps', 'libs');
+    return {
+      commit: git('rev-parse', '--short', 'HEAD'),
+      changedUnderAppsAndLibs: changed ? changed.split('\n').length : 0,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -172,7 +210,9 @@ function freePort(): Promise<number> {
 
 function parseRange(text: string): { min: number; max: number } {
   const [min, max = min] = text.split('-').map(Number);
-  if (!Number.isFinite(min) || !Number.isFinite(max) || min > max) throw new Error(`bad range ${text}`);
+  if (!Number.isFinite(min) || !Number.isFinite(max) || min > max) {
+    throw new Error(`bad range ${text}`);
+  }
   return { min, max };
 }
 
@@ -198,7 +238,9 @@ async function startSimulators(count: number, latencyMs: { min: number; max: num
         child.once('error', reject);
         child.once('exit', (code) => reject(new Error(`simulator ${i} exited with ${code}`)));
         child.on('message', (message: { bidUrl?: string }) => {
-          if (message.bidUrl) resolve(message.bidUrl);
+          if (message.bidUrl) {
+            resolve(message.bidUrl);
+          }
         });
       }),
     );
@@ -206,10 +248,14 @@ async function startSimulators(count: number, latencyMs: { min: number; max: num
   return { children, bidUrls } satisfies Simulators;
 }
 
-function askSimulatorStats(child: ChildProcess): Promise<DspSimulatorStats> {
+type SimulatorStats = DspSimulatorStats & { connections: number };
+
+function askSimulatorStats(child: ChildProcess): Promise<SimulatorStats> {
   return new Promise((resolve) => {
-    const listener = (message: { stats?: DspSimulatorStats }) => {
-      if (!message.stats) return;
+    const listener = (message: { stats?: SimulatorStats }) => {
+      if (!message.stats) {
+        return;
+      }
       child.off('message', listener);
       resolve(message.stats);
     };
@@ -218,11 +264,25 @@ function askSimulatorStats(child: ChildProcess): Promise<DspSimulatorStats> {
   });
 }
 
+/** Counters of all the simulators together. */
+async function sumSimulatorStats(simulators: Simulators) {
+  const all = await Promise.all(simulators.children.map((c) => askSimulatorStats(c)));
+  const sum = (pick: (s: SimulatorStats) => number) => all.reduce((n, s) => n + pick(s), 0);
+  return {
+    bidRequests: sum((s) => s.requests),
+    bids: sum((s) => s.bids),
+    noBids: sum((s) => s.noBids),
+    impressionPixels: sum((s) => s.impressions),
+    winNotices: sum((s) => s.wins),
+    connectionsOpened: sum((s) => s.connections),
+  };
+}
+
 function writeCatalog(dir: string, bidUrls: string[]): string {
   const catalog = JSON.parse(readFileSync(DEMO_CATALOG_PATH, 'utf8')) as Record<string, unknown> & {
-    adSlots: { id: string }[];
+    adSlots: { id: string; format?: string }[];
   };
-  slots = catalog.adSlots.map((slot) => slot.id);
+  slots = catalog.adSlots.filter((slot) => (slot.format ?? 'banner') === 'banner').map((slot) => slot.id);
   catalog.dsps = bidUrls.map((endpoint, i) => ({
     id: `dsp-bench-${i + 1}`,
     name: `Bench DSP ${i + 1}`,
@@ -251,8 +311,12 @@ function startAuction(port: number, catalogPath: string, profileDir?: string): A
   };
   delete env.KAFKA_BROKERS;
   delete env.REDIS_URL;
-  if (values['dsp-connections']) env.DSP_CONNECTIONS = values['dsp-connections'];
-  if (values.tmax) env.AUCTION_TMAX_MS = values.tmax;
+  if (values['dsp-connections']) {
+    env.DSP_CONNECTIONS = values['dsp-connections'];
+  }
+  if (values.tmax) {
+    env.AUCTION_TMAX_MS = values.tmax;
+  }
   // Under --cpu-prof the profile is written only on a normal exit, but the app's shutdown hooks
   // re-raise SIGTERM once closed: a listener of our own turns SIGTERM into process.exit.
   const args = profileDir
@@ -266,8 +330,11 @@ function startAuction(port: number, catalogPath: string, profileDir?: string): A
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   const collect = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n'))
-      if (line.trim() && log.length < 10_000) log.push(line);
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() && log.length < 10_000) {
+        log.push(line);
+      }
+    }
   };
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
@@ -302,6 +369,41 @@ async function stopAuction(auction: AuctionProcess): Promise<string> {
     return 'did not exit within 15 s of SIGTERM (killed)';
   }
   return `exited with ${code}`;
+}
+
+/** The auction's counters of interest from `/metrics`, summed over the labels kept. */
+async function scrapeCounters(port: number): Promise<Map<string, number>> {
+  const response = await request(`http://127.0.0.1:${port}/metrics`);
+  const text = await response.body.text();
+  const counters = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const match =
+      /^(adx_(?:ad_requests|dsp_answers|tracker_calls|event_publish_failures)_total)(?:\{(.*)\})? (\S+)$/.exec(
+        line,
+      );
+    if (!match) {
+      continue;
+    }
+    // Per DSP is noise here: the five simulators behave alike.
+    const labels = (match[2] ?? '')
+      .split(/,(?=\w+=")/)
+      .filter((l) => l && !l.startsWith('dsp='))
+      .join(',');
+    const key = `${match[1]}{${labels}}`;
+    counters.set(key, (counters.get(key) ?? 0) + Number(match[3]));
+  }
+  return counters;
+}
+
+function counterDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  const delta: Record<string, number> = {};
+  for (const [key, value] of [...after].sort()) {
+    const d = value - (before.get(key) ?? 0);
+    if (d > 0) {
+      delta[key] = d;
+    }
+  }
+  return delta;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -353,7 +455,9 @@ function load(port: number, seconds: number, series: Series): Promise<Autocannon
         series.dsp.push(pending.dsp);
         series.total.push(pending.total);
         series.overhead.push(ms - pending.dsp);
-      } else series.withoutTiming += 1;
+      } else {
+        series.withoutTiming += 1;
+      }
       pending = undefined;
     });
   });
@@ -361,8 +465,14 @@ function load(port: number, seconds: number, series: Series): Promise<Autocannon
 
 function serverTiming(headers: Record<string, unknown>): { dsp: number; total: number } | null {
   let value: unknown;
-  for (const [name, v] of Object.entries(headers)) if (name.toLowerCase() === 'server-timing') value = v;
-  if (typeof value !== 'string') return null;
+  for (const [name, v] of Object.entries(headers)) {
+    if (name.toLowerCase() === 'server-timing') {
+      value = v;
+    }
+  }
+  if (typeof value !== 'string') {
+    return null;
+  }
   const dsp = /(?:^|,)\s*dsp;dur=([\d.]+)/.exec(value);
   const total = /(?:^|,)\s*total;dur=([\d.]+)/.exec(value);
   return dsp && total ? { dsp: Number(dsp[1]), total: Number(total[1]) } : null;
@@ -399,6 +509,52 @@ interface ProfileSummary {
   byPackage: { name: string; share: number }[];
   topSelf: { function: string; share: number }[];
   topInclusive: { function: string; share: number }[];
+  phases: { phase: string; share: number }[];
+}
+
+/**
+ * The parts of an ad request, recognised by a frame of the stack: the first rule (in this order)
+ * that a frame of the sample's stack matches names the sample's phase. Promise
+ * continuations and deferred socket writes lose the caller, so undici's own work shows apart.
+ */
+const PHASES: readonly (readonly [string, (frame: CallFrame) => boolean])[] = [
+  ['bid request: build and serialise', (f) => f.functionName === 'buildBidRequest'],
+  ['DSP answer: read body', (f) => f.functionName === 'readLimited'],
+  ['DSP call: BidderClient.send', (f) => f.functionName === 'send' && f.url.endsWith('bidder.client.js')],
+  ['DSP answer: validateBidResponse', (f) => f.functionName === 'validateBidResponse'],
+  [
+    'markup: substituteMacros + extractMarkup',
+    (f) => ['extractMarkup', 'substituteMacros'].includes(f.functionName),
+  ],
+  ['events: toMessage (JSON.stringify)', (f) => f.functionName === 'toMessage'],
+  [
+    'events: build event objects',
+    (f) =>
+      ['bidEvent', 'decisionEvent', 'baseEvent', 'dimensionsOf', 'viewerDimensions'].includes(f.functionName),
+  ],
+  ['events: publisher and in-process bus', (f) => /event\.publisher|in-process-event-bus/.test(f.url)],
+  ['state store (decision JSON, touches)', (f) => /decision\.store|memory-state-store/.test(f.url)],
+  ['viewer: HMAC, user agent, geo', (f) => /viewer\.resolver|ua-parser|mmdb|maxmind/.test(f.url)],
+  ['tag query', (f) => f.url.includes('tag-query.parser')],
+  ['impression trackers', (f) => f.url.includes('tracker.dispatcher')],
+  ['metrics (prom-client)', (f) => f.url.includes('/prom-client/')],
+  ['auction: other app code (judge, settle, answer)', (f) => f.url.includes('/dist/apps/auction/')],
+  ['undici: DSP sockets (write, parse, pool)', (f) => f.url.includes('/undici/')],
+  ['incoming HTTP: Express + Nest', (f) => /\/(express|router|@nestjs|finalhandler)\//.test(f.url)],
+  ['incoming HTTP: node:http', (f) => /node:_http_/.test(f.url)],
+  ['sockets and streams (node core)', (f) => /node:net|stream/.test(f.url)],
+];
+
+function phaseOf(chain: CallFrame[]): string {
+  if (chain[0].functionName === '(garbage collector)') {
+    return 'garbage collector';
+  }
+  for (const [phase, matches] of PHASES) {
+    if (chain.some(matches)) {
+      return phase;
+    }
+  }
+  return 'other';
 }
 
 const sourceMaps = new Map<string, SourceMap | null>();
@@ -406,7 +562,9 @@ const sourceMaps = new Map<string, SourceMap | null>();
 /** `file:line` of a call frame, through the source map when the file is ours. */
 function location(frame: CallFrame): string {
   const file = frame.url.replace(/^file:\/\//, '');
-  if (!file) return '';
+  if (!file) {
+    return '';
+  }
   if (file.startsWith(ROOT) && !file.includes('node_modules')) {
     let map = sourceMaps.get(file);
     if (map === undefined) {
@@ -422,15 +580,20 @@ function location(frame: CallFrame): string {
     return entry && 'originalLine' in entry ? `${relative}:${entry.originalLine + 1}` : relative;
   }
   const modules = file.lastIndexOf('node_modules/');
-  if (modules >= 0) return `${file.slice(modules + 'node_modules/'.length)}:${frame.lineNumber + 1}`;
+  if (modules >= 0) {
+    return `${file.slice(modules + 'node_modules/'.length)}:${frame.lineNumber + 1}`;
+  }
   return `${file}:${frame.lineNumber + 1}`;
 }
 
 function packageOf(frame: CallFrame): string {
   const file = frame.url.replace(/^file:\/\//, '');
-  if (!file)
+  if (!file) {
     return frame.functionName.startsWith('(') ? frame.functionName : '(native: V8 builtins, JSON, RegExp)';
-  if (file.startsWith('node:')) return 'node: core (http, net, streams, timers)';
+  }
+  if (file.startsWith('node:')) {
+    return 'node: core (http, net, streams, timers)';
+  }
   const modules = file.lastIndexOf('node_modules/');
   if (modules >= 0) {
     const parts = file.slice(modules + 'node_modules/'.length).split('/');
@@ -447,7 +610,11 @@ function summariseProfile(file: string, fromUs: number, toUs: number, top: numbe
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  for (const n of profile.nodes) {
+    for (const c of n.children ?? []) {
+      parent.set(c, n.id);
+    }
+  }
   const keyOf = (n: ProfileNode) =>
     `${n.callFrame.functionName || '(anonymous)'} ${location(n.callFrame)}`.trim();
   // The profile's clock is the monotonic clock of process.hrtime: keep the measured window only.
@@ -457,13 +624,16 @@ function summariseProfile(file: string, fromUs: number, toUs: number, top: numbe
   let windowSamples = 0;
   profile.samples.forEach((id, i) => {
     t += profile.timeDeltas[i];
-    if (filtered && (t < fromUs || t > toUs)) return;
+    if (filtered && (t < fromUs || t > toUs)) {
+      return;
+    }
     counts.set(id, (counts.get(id) ?? 0) + 1);
     windowSamples += 1;
   });
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
   const packages = new Map<string, number>();
+  const phases = new Map<string, number>();
   let idle = 0;
   for (const [id, count] of counts) {
     const node = byId.get(id)!;
@@ -475,13 +645,19 @@ function summariseProfile(file: string, fromUs: number, toUs: number, top: numbe
     self.set(key, (self.get(key) ?? 0) + count);
     const pkg = packageOf(node.callFrame);
     packages.set(pkg, (packages.get(pkg) ?? 0) + count);
+    const chain: CallFrame[] = [];
     const seen = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      chain.push(byId.get(at)!.callFrame);
       const k = keyOf(byId.get(at)!);
-      if (seen.has(k)) continue;
+      if (seen.has(k)) {
+        continue;
+      }
       seen.add(k);
       inclusive.set(k, (inclusive.get(k) ?? 0) + count);
     }
+    const phase = phaseOf(chain);
+    phases.set(phase, (phases.get(phase) ?? 0) + count);
   }
   const busy = windowSamples - idle;
   const ranked = (m: Map<string, number>, n: number, filter: (k: string) => boolean = () => true) =>
@@ -496,6 +672,7 @@ function summariseProfile(file: string, fromUs: number, toUs: number, top: numbe
     allSamples: profile.samples.length,
     filteredToWindow: filtered,
     idleShare: Math.round((1000 * idle) / Math.max(1, windowSamples)) / 10,
+    phases: ranked(phases, PHASES.length + 2).map(({ k, share }) => ({ phase: k, share })),
     byPackage: ranked(packages, 15).map(({ k, share }) => ({ name: k, share })),
     topSelf: ranked(self, top).map(({ k, share }) => ({ function: k, share })),
     // App functions only (and the roots), inclusive of what they call.
@@ -509,7 +686,9 @@ function summariseProfile(file: string, fromUs: number, toUs: number, top: numbe
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  if (values.simulator) return runSimulator(values.simulator);
+  if (values.simulator) {
+    return runSimulator(values.simulator);
+  }
   const dspCount = Number(values.dsps);
   const latencyMs = parseRange(values.latency);
   const dir = mkdtempSync(path.join(tmpdir(), 'adx-auction-bench-'));
@@ -525,7 +704,9 @@ async function main(): Promise<void> {
     await waitReady(port, auction);
     result = await measure(port, pid, simulators);
   } finally {
-    for (const child of simulators.children) child.kill('SIGTERM');
+    for (const child of simulators.children) {
+      child.kill('SIGTERM');
+    }
   }
   const shutdown = await stopAuction(auction);
 
@@ -551,6 +732,8 @@ async function main(): Promise<void> {
       cpu: /Model name:\s*(.+)/.exec(execFileSync('lscpu', { encoding: 'utf8' }))?.[1]?.trim(),
       node: process.version,
     },
+    // Other engineers change the app while benchmarks run: what was measured.
+    code: gitState(),
     options: {
       connections: Number(values.connections),
       rate: Number(values.rate) || 'unpaced',
@@ -578,7 +761,8 @@ async function main(): Promise<void> {
     dspWaitMs: stats(series.dsp),
     cpu: result.cpu,
     auctionRssMiB: result.rssMiB,
-    simulators: result.simulatorStats,
+    simulators: result.simulatorTotals,
+    auctionCounters: result.counters,
     auctionLog: {
       lines: auction.log.length,
       warnOrWorse: auction.log
@@ -588,18 +772,27 @@ async function main(): Promise<void> {
     shutdown,
     profile,
   };
-  if (values.json) writeFileSync(values.json, JSON.stringify(summary, null, 2));
+  if (values.json) {
+    writeFileSync(values.json, JSON.stringify(summary, null, 2));
+  }
   console.log(JSON.stringify(summary, null, 2));
   console.log(markdown(summary));
+  if (profile && values['profile-out']) {
+    copyFileSync(profile.file, values['profile-out']);
+  }
   rmSync(dir, { recursive: true, force: true });
 }
 
 async function measure(port: number, pid: number, simulators: Simulators) {
   const warmup = Number(values.warmup);
-  if (warmup > 0) await load(port, warmup, newSeries());
+  if (warmup > 0) {
+    await load(port, warmup, newSeries());
+  }
   await sleep(500); // the warm-up's abandoned requests end before the window opens
   const series = newSeries();
   const simPids = simulators.children.map((c) => c.pid!);
+  const countersBefore = await scrapeCounters(port);
+  const simulatorsBefore = await sumSimulatorStats(simulators);
   const before = {
     auction: processCpuUs(pid),
     simulators: simPids.reduce((sum, p) => sum + processCpuUs(p), 0),
@@ -636,19 +829,22 @@ async function measure(port: number, pid: number, simulators: Simulators) {
     machineBusyCores: cores(machineUs),
     otherProcessesCores: cores(Math.max(0, machineUs - auctionUs - simulatorsUs - benchUs)),
   };
-  const simulatorStats = await Promise.all(simulators.children.map((c) => askSimulatorStats(c)));
+  const counters = counterDelta(countersBefore, await scrapeCounters(port));
+  const simulatorsAfter = await sumSimulatorStats(simulators);
+  const simulatorTotals = Object.fromEntries(
+    Object.entries(simulatorsAfter).map(([k, v]) => [
+      k,
+      v - simulatorsBefore[k as keyof typeof simulatorsAfter],
+    ]),
+  );
   return {
     series,
     elapsedS,
     cpu,
     rssMiB: processRssMiB(pid),
     autocannon: autocannonResult,
-    simulatorStats: simulatorStats.map((s) => ({
-      requests: s.requests,
-      bids: s.bids,
-      noBids: s.noBids,
-      impressions: s.impressions,
-    })),
+    counters,
+    simulatorTotals,
     windowUs: { from: Number(before.at / 1000n), to: Number(after.at / 1000n) },
   };
 }
