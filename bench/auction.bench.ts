@@ -317,8 +317,8 @@ function startAuction(port: number, catalogPath: string, profileDir?: string): A
   if (values.tmax) {
     env.AUCTION_TMAX_MS = values.tmax;
   }
-  // Under --cpu-prof the profile is written only on a normal exit, but the app's shutdown hooks
-  // re-raise SIGTERM once closed: a listener of our own turns SIGTERM into process.exit.
+  // Under --cpu-prof the profile is written only on a normal exit, never when a signal ends the
+  // process (as Nest's shutdown hooks do, re-raising it): our own listener exits on SIGTERM.
   const args = profileDir
     ? [
         '--cpu-prof',
