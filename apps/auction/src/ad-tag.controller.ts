@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { noStore, sendPixel } from './serving/ad-answer';
 import { AdServingService, type AdAnswer } from './serving/ad-serving.service';
 import { ConversionService } from './serving/conversion.service';
+import { EventPublisher } from './serving/event.publisher';
 
 /** The ad tag of a newsletter (`/img`, `/click`) and the advertiser's conversion pixel (`/conv`). */
 @Controller()
@@ -10,12 +11,13 @@ export class AdTagController {
   constructor(
     private readonly serving: AdServingService,
     private readonly conversions: ConversionService,
+    private readonly events: EventPublisher,
   ) {}
 
   @Get('img/:adSlotId')
   async image(@Param('adSlotId') adSlotId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const started = performance.now();
-    const answer = await this.serving.image(adSlotId, req);
+    const answer = await this.events.track(this.serving.image(adSlotId, req));
     withCookie(res, answer);
     // What the ad request cost us and what it waited for the DSPs, for clients and benchmarks.
     res.setHeader(
@@ -31,7 +33,7 @@ export class AdTagController {
 
   @Get('click/:adSlotId')
   async click(@Param('adSlotId') adSlotId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const answer = await this.serving.click(adSlotId, req);
+    const answer = await this.events.track(this.serving.click(adSlotId, req));
     withCookie(res, answer);
     redirect(res, answer.location!);
   }
@@ -42,7 +44,7 @@ export class AdTagController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    const { setCookie } = await this.conversions.convert(advertiserId, req);
+    const { setCookie } = await this.events.track(this.conversions.convert(advertiserId, req));
     withCookie(res, { setCookie });
     sendPixel(res);
   }

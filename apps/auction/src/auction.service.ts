@@ -58,6 +58,7 @@ export class AuctionService implements OnApplicationShutdown {
     this.client = new BidderClient({
       connectionsPerDsp: config.DSP_CONNECTIONS,
       maxResponseBytes: config.BID_RESPONSE_MAX_BYTES,
+      hardTimeoutMs: Math.max(1000, 5 * config.AUCTION_TMAX_MS),
     });
     this.rtb = new RtbDemand(catalog, this.client, { tmaxMs: config.AUCTION_TMAX_MS });
   }

@@ -22,6 +22,8 @@ export interface BidderAnswer {
 export interface BidderClientOptions {
   readonly connectionsPerDsp: number;
   readonly maxResponseBytes: number;
+  /** How long a late answer may keep reading in the background before it is aborted. */
+  readonly hardTimeoutMs: number;
 }
 
 class ResponseTooLarge extends Error {}
@@ -35,12 +37,31 @@ export class BidderClient {
 
   constructor(private readonly options: BidderClientOptions) {}
 
-  async send(endpoint: string, body: string, timeoutMs: number): Promise<BidderAnswer> {
+  /**
+   * Resolves with the DSP's answer, or with `timeout` once `timeoutMs` has passed. A late answer is
+   * still read to its end in the background and dropped, so that its keep-alive connection survives
+   * (aborting would destroy it, and under load every new connection costs more time than the
+   * answer); only an answer later than `hardTimeoutMs` is aborted.
+   */
+  send(endpoint: string, body: string, timeoutMs: number): Promise<BidderAnswer> {
     const started = performance.now();
+    const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
+    return new Promise<BidderAnswer>((resolve) => {
+      const soft = setTimeout(
+        () => resolve({ outcome: AnswerOutcome.Timeout, elapsedMs: elapsed() }),
+        Math.max(1, timeoutMs),
+      );
+      void this.exchange(endpoint, body, elapsed).then((answer) => {
+        clearTimeout(soft);
+        resolve(answer);
+      });
+    });
+  }
+
+  private async exchange(endpoint: string, body: string, elapsed: () => number): Promise<BidderAnswer> {
     const url = new URL(endpoint);
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), Math.max(1, timeoutMs));
-    const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
+    const hard = setTimeout(() => controller.abort(), this.options.hardTimeoutMs);
     try {
       const response = await this.pool(url.origin).request({
         method: 'POST',
@@ -69,7 +90,7 @@ export class BidderClient {
       }
       return { outcome: AnswerOutcome.Error, elapsedMs: elapsed(), error: (error as Error).message };
     } finally {
-      clearTimeout(timer);
+      clearTimeout(hard);
     }
   }
 

@@ -12,6 +12,8 @@ import { eventPublishFailures } from '@app/observability';
 /** How long events wait to be sent together, and how many at most. */
 const LINGER_MS = 5;
 const MAX_BATCH = 2000;
+/** How long shutdown waits for requests in flight (an auction lasts tmax, a native render less). */
+const SHUTDOWN_WAIT_MS = 5000;
 
 /**
  * Hands the exchange's events to the event bus in small batches per topic, so that an ad request
@@ -25,6 +27,8 @@ export class EventPublisher implements OnApplicationShutdown {
   private buffered = 0;
   private timer?: NodeJS.Timeout;
   private sending = new Set<Promise<void>>();
+  /** Requests being served, whose events are still to come. */
+  private readonly serving = new Set<Promise<unknown>>();
 
   constructor(@Inject(EVENT_BUS) private readonly bus: EventBus) {}
 
@@ -46,6 +50,16 @@ export class EventPublisher implements OnApplicationShutdown {
     }
   }
 
+  /**
+   * Runs a request whose events are published through here: shutdown waits for it (up to
+   * `SHUTDOWN_WAIT_MS`) before the last flush, so that its events are not refused by a closed bus.
+   */
+  track<T>(work: Promise<T>): Promise<T> {
+    this.serving.add(work);
+    void work.finally(() => this.serving.delete(work)).catch(() => undefined);
+    return work;
+  }
+
   async flush(): Promise<void> {
     this.send();
     while (this.sending.size > 0) {
@@ -54,6 +68,12 @@ export class EventPublisher implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SHUTDOWN_WAIT_MS);
+    });
+    await Promise.race([Promise.allSettled([...this.serving]), deadline]);
+    clearTimeout(timer);
     await this.flush();
   }
 
