@@ -1,6 +1,7 @@
 import { checkMarkupText, type MarkupRejection } from './markup.extractor';
 import type { Bid, BidRequest, Imp } from './openrtb.types';
 import { MAX_BID_CPM_MICROS, MICROS_PER_USD, cpmToMicros } from './price';
+import { isObject, isStringArray, preview } from './untrusted-json';
 
 /** Why a DSP's answer holds no bid at all; the values go into events as they are. */
 export enum NoBidReason {
@@ -113,37 +114,12 @@ export interface BidResponseValidation {
   readonly rejected: RejectedBid[];
 }
 
-type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Many DSP serialisers write `null` for a field they leave out; it counts as absent. */
 function present(value: unknown): unknown {
   return value === null ? undefined : value;
 }
 
-/** A short account of a value for a detail message; never the whole of a hostile value. */
-function preview(value: unknown): string {
-  if (typeof value === 'string') {
-    return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
-  }
-  if (typeof value === 'number' || typeof value === 'boolean') {
-    return String(value);
-  }
-  if (value === undefined) {
-    return 'missing';
-  }
-  if (value === null) {
-    return 'null';
-  }
-  return Array.isArray(value) ? 'an array' : 'an object';
-}
-
 const isString = (value: unknown): boolean => typeof value === 'string';
-const isStringArray = (value: unknown): boolean =>
-  Array.isArray(value) && value.every((item) => typeof item === 'string');
 const isPixelCount = (value: unknown): boolean =>
   typeof value === 'number' && Number.isInteger(value) && value >= 0;
 

@@ -1,5 +1,5 @@
 import { MAX_NATIVE_MARKUP_BYTES } from './native-response.validator';
-import { field, isObject, isStringArray, isWholeNumber, preview, type JsonObject } from './native-json';
+import { field, isObject, isStringArray, isWholeNumber, preview, type JsonObject } from '../untrusted-json';
 
 /** Exchange-specific values of Native 1.x enumerations start here; they are always valid. */
 const EXCHANGE_SPECIFIC = 500;

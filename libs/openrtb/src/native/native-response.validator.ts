@@ -8,7 +8,7 @@ import {
   isWholeNumber,
   preview,
   type JsonObject,
-} from './native-json';
+} from '../untrusted-json';
 import {
   NativeDataType,
   NativeImageType,

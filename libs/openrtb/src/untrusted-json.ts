@@ -1,4 +1,4 @@
-/** Small helpers for reading untrusted native JSON; not exported from the library. */
+/** Small helpers for reading untrusted JSON (bid responses, native markup); not exported from the library. */
 
 export type JsonObject = Record<string, unknown>;
 
