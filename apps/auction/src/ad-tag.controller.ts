@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { noStore, sendPixel } from './serving/ad-answer';
+import { sendPixel, sendRedirect } from './serving/ad-answer';
 import { AdServingService, type AdAnswer } from './serving/ad-serving.service';
 import { ConversionService } from './serving/conversion.service';
 import { EventPublisher } from './serving/event.publisher';
@@ -25,7 +25,7 @@ export class AdTagController {
       `dsp;dur=${(answer.dspWaitMs ?? 0).toFixed(2)}, total;dur=${(performance.now() - started).toFixed(2)}`,
     );
     if (answer.location) {
-      redirect(res, answer.location);
+      sendRedirect(res, answer.location);
     } else {
       sendPixel(res);
     }
@@ -35,7 +35,7 @@ export class AdTagController {
   async click(@Param('adSlotId') adSlotId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const answer = await this.events.track(this.serving.click(adSlotId, req));
     withCookie(res, answer);
-    redirect(res, answer.location!);
+    sendRedirect(res, answer.location!);
   }
 
   @Get('conv/:advertiserId')
@@ -54,9 +54,4 @@ function withCookie(res: Response, answer: AdAnswer): void {
   if (answer.setCookie) {
     res.setHeader('Set-Cookie', answer.setCookie);
   }
-}
-
-function redirect(res: Response, location: string): void {
-  noStore(res);
-  res.status(302).setHeader('Location', location).end();
 }

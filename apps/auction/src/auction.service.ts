@@ -13,7 +13,7 @@ import type { Candidate } from './core/candidate';
 import { CatalogDemand } from './core/catalog-demand';
 import { PublicOrigin } from './public-origin.service';
 import { NativeCreativeService } from './serving/native-creative.service';
-import { dimensionsOf } from './core/event-dimensions';
+import { slotDimensionsOf, winnerDimensions } from './core/event-dimensions';
 import { BidderClient } from './rtb/bidder.client';
 import { RtbDemand, type BidRecord } from './rtb/rtb-demand';
 
@@ -121,6 +121,8 @@ export class AuctionService implements OnApplicationShutdown {
     creative: Creative | undefined,
     records: readonly BidRecord[],
   ): Omit<AuctionResult, 'dspWaitMs'> {
+    // The slot, tag and viewer dimensions are the same for every event of the auction.
+    const slotDimensions = slotDimensionsOf(ctx);
     const winner = outcome.filled && creative ? outcome.winner : undefined;
     const clearingMicros = winner && outcome.filled ? outcome.clearingMicros : 0;
     for (const record of records) {
@@ -140,13 +142,12 @@ export class AuctionService implements OnApplicationShutdown {
       clickUrl: creative?.clickUrl,
       impressionTrackers: creative?.impressionTrackers ?? [],
       clickTrackers: creative?.clickTrackers ?? [],
-      dimensions: dimensionsOf(ctx, this.catalog, winner),
+      dimensions: winner ? { ...slotDimensions, ...winnerDimensions(this.catalog, winner) } : slotDimensions,
       dspId: winner?.rtb?.dspId,
       dealId: winner?.rtb?.dealId,
       clearingMicros,
       ...money,
     };
-    const slotDimensions = dimensionsOf(ctx, this.catalog);
     const events: AdEvent[] = [
       {
         ...baseEvent('auction', ctx.now, decision.dimensions),
@@ -157,7 +158,9 @@ export class AuctionService implements OnApplicationShutdown {
     ];
     for (const record of records) {
       bidOutcomes.inc({ dsp: record.dspId, status: record.status, reason: record.reason ?? '' });
-      const dims = record.candidate ? dimensionsOf(ctx, this.catalog, record.candidate) : slotDimensions;
+      const dims = record.candidate
+        ? { ...slotDimensions, ...winnerDimensions(this.catalog, record.candidate) }
+        : slotDimensions;
       events.push(bidEvent(ctx.auctionId, ctx.viewer.userId, ctx.now, dims, record));
     }
     if (winner) {

@@ -152,6 +152,11 @@ export function parseAdEvent(value: string): ParsedEvent {
   return { ok: true, event };
 }
 
+const EMPTY_DIMENSIONS: Readonly<EventDimensions> = Object.freeze(
+  Object.fromEntries(DIMENSION_FIELDS.map((f) => [f, ''])) as EventDimensions,
+);
+
+/** Every dimension, empty: a fresh object each time, copied from one built at load (a hot path). */
 export function emptyDimensions(): EventDimensions {
-  return Object.fromEntries(DIMENSION_FIELDS.map((f) => [f, ''])) as EventDimensions;
+  return { ...EMPTY_DIMENSIONS };
 }

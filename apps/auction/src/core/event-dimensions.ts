@@ -7,12 +7,12 @@ import type { Candidate } from './candidate';
 const clip = (value: string): string => (value.length > 256 ? value.slice(0, 256) : value);
 
 /**
- * The dimensions of part 2.2 known when an ad is decided: the slot and its lineage, the tag, the
- * viewer's geo and device, and, when there is one, the winner's lineage.
+ * The dimensions of part 2.2 an auction's events share: the slot and its lineage, the tag, the
+ * viewer's geo and device; `winnerDimensions` adds a candidate's lineage.
  */
-export function dimensionsOf(ctx: AdContext, catalog: Catalog, winner?: Candidate): EventDimensions {
+export function slotDimensionsOf(ctx: AdContext): EventDimensions {
   const [segmentKey, segmentValue] = ctx.tag.keyValues[0] ?? ['', ''];
-  const dims: EventDimensions = {
+  return {
     ...emptyDimensions(),
     publisher_id: ctx.publisher.id,
     publisher_domain: ctx.publisher.domain,
@@ -28,7 +28,6 @@ export function dimensionsOf(ctx: AdContext, catalog: Catalog, winner?: Candidat
     email_domain: clip(ctx.tag.emailDomain),
     ...viewerDimensions(ctx.viewer),
   };
-  return winner ? { ...dims, ...winnerDimensions(catalog, winner) } : dims;
 }
 
 export function viewerDimensions(

@@ -17,3 +17,9 @@ export function sendPixel(res: Response, status = 200): void {
   noStore(res);
   res.status(status).type('image/gif').send(TRANSPARENT_GIF);
 }
+
+/** A redirect that no mail client or proxy may cache (an ad, a landing page, the next sync hop). */
+export function sendRedirect(res: Response, location: string): void {
+  noStore(res);
+  res.status(302).setHeader('Location', location).end();
+}

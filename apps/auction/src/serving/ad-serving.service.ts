@@ -12,7 +12,7 @@ import { decisionEvent } from '../core/auction-events';
 import { viewerDimensions } from '../core/event-dimensions';
 import { UserSyncService, type SyncUser } from '../sync/user-sync.service';
 import { TrackerDispatcher } from '../tracking/tracker.dispatcher';
-import { DecisionStore } from './decision.store';
+import { attributionWindowHours, DecisionStore } from './decision.store';
 import { EventPublisher } from './event.publisher';
 import { parseTagQuery, queryLength, type TagQuery } from './tag-query.parser';
 import { ViewerResolver } from './viewer.resolver';
@@ -24,9 +24,6 @@ export interface AdAnswer {
   /** Time spent waiting for DSPs (0 when no auction ran), for the `Server-Timing` header. */
   readonly dspWaitMs?: number;
 }
-
-const DEFAULT_POST_CLICK_HOURS = 30 * 24;
-const DEFAULT_POST_VIEW_HOURS = 24;
 
 /**
  * The ad tag: `/img` decides (or finds) the ad of a (slot, placement, viewer), counts the view as
@@ -148,10 +145,7 @@ export class AdServingService {
     if (!advertiser) {
       return;
     }
-    const hours =
-      kind === 'click'
-        ? (advertiser.postClickWindowHours ?? DEFAULT_POST_CLICK_HOURS)
-        : (advertiser.postViewWindowHours ?? DEFAULT_POST_VIEW_HOURS);
+    const hours = attributionWindowHours(advertiser, kind);
     await this.decisions.touch(kind, advertiser.id, userKeys, { at: now.toISOString(), decision }, hours);
   }
 }

@@ -5,7 +5,7 @@ import { adRequests } from '@app/observability';
 import { AuctionErrorCode, AuctionException } from '../auction.exception';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
 import { decisionEvent } from '../core/auction-events';
-import { DecisionStore, type AttributionTouch } from './decision.store';
+import { attributionWindowHours, DecisionStore, type AttributionTouch } from './decision.store';
 import { EventPublisher } from './event.publisher';
 import { parseTagQuery, type TagQuery } from './tag-query.parser';
 import { ViewerResolver } from './viewer.resolver';
@@ -43,8 +43,10 @@ export class ConversionService {
     const { tag } = parseTagQuery(query, 0);
     const { userKeys, setCookie } = this.viewers.resolve(req, tag);
     const now = this.clock();
-    const clickWindow = (advertiser.postClickWindowHours ?? 30 * 24) * HOUR_MS;
-    const viewWindow = (advertiser.postViewWindowHours ?? 24) * HOUR_MS;
+    const clickHours = attributionWindowHours(advertiser, 'click');
+    const viewHours = attributionWindowHours(advertiser, 'view');
+    const clickWindow = clickHours * HOUR_MS;
+    const viewWindow = viewHours * HOUR_MS;
     const click = await this.latest('click', advertiser.id, userKeys, now, clickWindow);
     const view = click ? undefined : await this.latest('view', advertiser.id, userKeys, now, viewWindow);
     const touch = click ?? view;
@@ -53,10 +55,7 @@ export class ConversionService {
       return { result: 'unattributed', setCookie };
     }
     const order = typeof query.order === 'string' && ORDER_ID.test(query.order) ? query.order : undefined;
-    const windowHours = Math.max(
-      advertiser.postClickWindowHours ?? 720,
-      advertiser.postViewWindowHours ?? 24,
-    );
+    const windowHours = Math.max(clickHours, viewHours);
     if (order && !(await this.decisions.firstConversion(advertiser.id, order, windowHours))) {
       adRequests.inc({ endpoint: 'conv', result: 'duplicate' });
       return { result: 'duplicate', setCookie };

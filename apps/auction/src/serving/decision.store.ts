@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { AdvertiserRecord } from '@app/catalog';
 import { STATE_STORE, type StateStore } from '@app/state-store';
 import type { AdDecision } from '../core/ad-decision';
 import type { AuctionConfig } from '../auction.config';
@@ -11,6 +12,16 @@ export interface AttributionTouch {
 }
 
 const HOUR_MS = 3_600_000;
+
+/** Conversion windows of an advertiser without its own: 30 days after a click, a day after a view. */
+const DEFAULT_WINDOW_HOURS = { click: 30 * 24, view: 24 } as const;
+
+/** How long after a click or a view an advertiser's conversion is attributed to it, in hours. */
+export function attributionWindowHours(advertiser: AdvertiserRecord, kind: 'click' | 'view'): number {
+  return kind === 'click'
+    ? (advertiser.postClickWindowHours ?? DEFAULT_WINDOW_HOURS.click)
+    : (advertiser.postViewWindowHours ?? DEFAULT_WINDOW_HOURS.view);
+}
 
 /**
  * Decisions, first views and attribution touches in the state store. Every write two instances

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { adRequests } from '@app/observability';
-import { noStore, sendPixel } from '../serving/ad-answer';
+import { sendPixel, sendRedirect } from '../serving/ad-answer';
 import { parseTagQuery, queryLength, type TagQuery } from '../serving/tag-query.parser';
 import { ViewerResolver } from '../serving/viewer.resolver';
 import { PublicOrigin } from '../public-origin.service';
@@ -36,7 +36,7 @@ export class UserSyncController {
       result: next ? 'redirect' : resolved.knownCookie ? 'done' : 'no_cookie',
     });
     if (next) {
-      redirect(res, next);
+      sendRedirect(res, next);
     } else {
       sendPixel(res);
     }
@@ -58,11 +58,6 @@ export class UserSyncController {
     }
     adRequests.inc({ endpoint: 'sync_callback', result: result.stored });
     // On along the chain: the next DSP not yet asked, or the pixel when none is left.
-    redirect(res, `${this.origin.value}/sync`);
+    sendRedirect(res, `${this.origin.value}/sync`);
   }
-}
-
-function redirect(res: Response, location: string): void {
-  noStore(res);
-  res.status(302).setHeader('Location', location).end();
 }

@@ -3,7 +3,7 @@ import type { Catalog, DspRecord } from '@app/catalog';
 import { AuctionErrorCode, AuctionException } from '../auction.exception';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
 import { PublicOrigin } from '../public-origin.service';
-import { UserSyncStore } from './user-sync.store';
+import { isLive, UserSyncStore } from './user-sync.store';
 
 /** What a DSP may call us back with: printable ASCII without markup, quotes or spaces. */
 const BIDDER_UUID = /^[A-Za-z0-9._~:@!$*+,;=/-]{1,128}$/;
@@ -59,7 +59,7 @@ export class UserSyncService {
         continue;
       }
       const match = await this.store.match(dsp.id, user.exchangeUuid);
-      if (match && (match.expiresAt === undefined || match.expiresAt > nowS)) {
+      if (match && isLive(match, nowS)) {
         continue;
       }
       if (!(await this.store.startSync(dsp.id, user.exchangeUuid))) {
@@ -124,7 +124,7 @@ export class UserSyncService {
     const nowS = this.clock().getTime() / 1000;
     for (const dsp of this.catalog.document.dsps) {
       const match = await this.store.match(dsp.id, exchangeUuid);
-      if (match?.buyerUid && (match.expiresAt === undefined || match.expiresAt > nowS)) {
+      if (match?.buyerUid && isLive(match, nowS)) {
         uids.set(dsp.id, match.buyerUid);
       }
     }

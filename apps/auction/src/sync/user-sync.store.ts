@@ -9,6 +9,11 @@ export interface SyncMatch {
 }
 
 const YEAR_MS = 365 * 24 * 3_600_000;
+
+/** A match counts until its expiration (UNIX seconds), or for good when it has none. */
+export function isLive(match: SyncMatch, nowS: number): boolean {
+  return match.expiresAt === undefined || match.expiresAt > nowS;
+}
 /** How long a sync redirect waits for its callback before the DSP may be asked again. */
 const PENDING_MS = 10 * 60_000;
 
