@@ -21,13 +21,31 @@ export default async function setup(project: TestProject): Promise<void> {
   project.provide('stack', { kafka, clickhouse, redis });
 }
 
-/** Test databases of earlier runs, so that they do not pile up on a developer's stack. */
+/**
+ * Test databases of earlier runs, so that they do not pile up on a developer's stack. A name
+ * starts with the pid of the test process that made it (`adx_test_<pid>_...`): only those of
+ * processes that are gone are dropped, so that two runs at once never drop each other's.
+ */
 async function dropTestDatabases(): Promise<void> {
   const list = await fetch(`${STACK.clickhouseUrl}/`, {
     method: 'POST',
     body: "SELECT name FROM system.databases WHERE name LIKE 'adx\\_test\\_%'",
   });
   for (const name of (await list.text()).split('\n').filter((n) => /^adx_test_\w+$/.test(n))) {
+    const pid = /^adx_test_(\d+)_/.exec(name)?.[1];
+    if (pid !== undefined && isAlive(Number(pid))) {
+      continue;
+    }
     await fetch(`${STACK.clickhouseUrl}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${name}` });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but is another user's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
