@@ -12,6 +12,16 @@ say() { printf '[stack] %s\n' "$*"; }
 die() { printf '[stack] ERROR: %s\n' "$*" >&2; exit 1; }
 running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Before starting a server: a port already answering belongs to a process this stack did not
+# start (its pid file names none running), and attaching to it would test against a stranger.
+refuse_taken() {
+  local var
+  for var in "$@"; do
+    if port_open "${!var}"; then
+      die "$var=${!var} is held by a process stack:up did not start: stop it or set $var to a free port"
+    fi
+  done
+}
 wait_for() {
   local what=$1 check=$2 tries=${3:-120}
   for _ in $(seq "$tries"); do
@@ -52,6 +62,7 @@ KJAVA=(java -Xms256m -Xmx768m -Dkafka.logs.dir="$KDIR/log" -Dlog4j.configuration
 if running "$KDIR/kafka.pid"; then
   say "kafka already running"
 else
+  refuse_taken KAFKA_PORT KAFKA_CONTROLLER_PORT
   if [ ! -f "$KDIR/data/meta.properties" ]; then
     "${KJAVA[@]}" kafka.tools.StorageTool format -t "$("${KJAVA[@]}" kafka.tools.StorageTool random-uuid)" \
       -c "$KDIR/server.properties" >"$KDIR/log/format.log" 2>&1 || die "kafka storage format failed: $KDIR/log/format.log"
@@ -69,6 +80,7 @@ cp "$ROOT/stack/clickhouse-users.xml" "$CDIR/users.xml"
 if running "$CDIR/clickhouse.pid"; then
   say "clickhouse already running"
 else
+  refuse_taken CH_HTTP_PORT CH_TCP_PORT
   nohup clickhouse-server --config-file="$CDIR/config.xml" >"$CDIR/log/stdout.log" 2>&1 &
   echo $! >"$CDIR/clickhouse.pid"
 fi
@@ -79,6 +91,7 @@ mkdir -p "$RDIR"
 if running "$RDIR/redis.pid"; then
   say "redis already running"
 else
+  refuse_taken REDIS_PORT
   redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes --pidfile "$RDIR/redis.pid" \
     --dir "$RDIR" --logfile "$RDIR/redis.log" --save "" --appendonly no >/dev/null
 fi
