@@ -11,6 +11,8 @@ import {
 import { demoEvents, expectedBySplit, makeEvent } from '@app/testing';
 
 const RANGE = { start: '2026-01-01', end: '2026-11-21' };
+/** Every day of RANGE is closed at this instant. */
+const SEAL_NOW = new Date('2026-11-22T00:00:05.000Z');
 
 function withOffsets(events: readonly AdEvent[], first: number): OffsetEvent[] {
   return events.map((event, i) => ({ offset: String(first + i), event }));
@@ -86,6 +88,7 @@ export function reportStoreContract(
         const result = await store.ingest('contract/0', withOffsets(events.slice(i, i + 2500), i));
         expect(result).toEqual({ stored: Math.min(2500, events.length - i), skipped: 0 });
       }
+      await store.seal(SEAL_NOW);
     });
     afterAll(async () => {
       await store?.close();
@@ -124,10 +127,46 @@ export function reportStoreContract(
       expect(await store.ingest(source, withOffsets(extra, 100))).toEqual({ stored: 1, skipped: 2 });
       const [after] = await store.query(query({}));
       expect(after.measures.clicks - before.measures.clicks).toBe(1);
-      expect(await store.ingest('contract/other-source', withOffsets(extra.slice(0, 1), 100))).toEqual({
+      const other = makeEvent({ type: 'click', ts: '2026-11-04T08:00:00.000Z' });
+      expect(await store.ingest('contract/other-source', withOffsets([other], 100))).toEqual({
         stored: 1,
         skipped: 0,
       });
+    });
+
+    it('counts an event id delivered twice under other offsets once, once closed days are sealed', async () => {
+      const twice = makeEvent({ type: 'click', ts: '2026-11-06T08:00:00.000Z', spend_micros: 1_250_000 });
+      const [before] = await store.query(query({}));
+      // A producer retry whose first try landed: the same event again, at a later offset of its
+      // partition, and (after a repartitioning) in another partition.
+      await store.ingest('contract/retried', withOffsets([twice], 0));
+      await store.ingest('contract/retried', withOffsets([makeEvent({ type: 'click' }), twice], 1));
+      await store.ingest('contract/retried-elsewhere', withOffsets([twice], 0));
+      await store.seal(SEAL_NOW);
+      const [after] = await store.query(query({}));
+      expect(after.measures.clicks - before.measures.clicks).toBe(2);
+      expect(after.measures.spend_micros - before.measures.spend_micros).toBe(1_250_000);
+      const [inexactBefore, inexactAfter] = [before, after];
+      expect(inexactAfter.measures.clicks).toBe(inexactBefore.measures.clicks + 2);
+      const [sampled] = await store.query(query({ tier: 'inexact' }));
+      expect(sampled.measures.clicks).toBe(after.measures.clicks);
+    });
+
+    it('changes no number by sealing again, and comes to rest', async () => {
+      const splits = ['day', 'campaign_id', 'publisher_id'];
+      const before = await Promise.all(
+        splits.map(async (split) => byKey(await store.query(query({ split })))),
+      );
+      // A background merge that drops a duplicate lowers a day's raw count once: a pass or two more.
+      let passes = 0;
+      while ((await store.seal(SEAL_NOW)).sealed.length > 0 && passes < 5) {
+        passes += 1;
+      }
+      expect(passes).toBeLessThan(5);
+      const after = await Promise.all(
+        splits.map(async (split) => byKey(await store.query(query({ split })))),
+      );
+      expect(after).toEqual(before);
     });
 
     it('keeps the inexact tier within its error bound and clicks exact', async () => {
@@ -422,4 +461,35 @@ function expectedBySplitKey(
   split: string,
 ): string | number {
   return [...expectedBySplit([event], split).keys()][0];
+}
+
+/**
+ * Retention drops the raw material of days older than the retention (ClickHouse's raw events,
+ * DuckDB's deduplication ids) and keeps the tiers; a sealed day is not resealed to nothing.
+ */
+export function retentionContract(
+  name: string,
+  create: (retentionMonths: number) => Promise<ReportStore>,
+): void {
+  it(`${name}: retention drops days before the first of the month N months back, keeps the reports`, async () => {
+    const store = await create(3);
+    try {
+      const old = makeEvent({ type: 'click', ts: '2026-07-31T23:00:00.000Z' });
+      const kept = makeEvent({ type: 'click', ts: '2026-08-01T01:00:00.000Z' });
+      await store.ingest('retention/0', withOffsets([old, kept], 0));
+      const now = new Date('2026-11-22T12:00:00.000Z');
+      await store.seal(now);
+      const before = byKey(await store.query(query({ split: 'day' })));
+      expect(before.map((r) => [r.key, r.measures.clicks])).toEqual([
+        ['2026-07-31', 1],
+        ['2026-08-01', 1],
+      ]);
+      expect(await store.dropExpired(now)).toEqual(['2026-07-31']);
+      expect(await store.dropExpired(now)).toEqual([]);
+      await store.seal(now);
+      expect(byKey(await store.query(query({ split: 'day' })))).toEqual(before);
+    } finally {
+      await store.close();
+    }
+  });
 }

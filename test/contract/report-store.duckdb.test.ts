@@ -1,8 +1,15 @@
 import { openReportStore } from '@app/report-store';
-import { closedStoreContract, reportStoreContract } from './report-store.contract';
+import { closedStoreContract, reportStoreContract, retentionContract } from './report-store.contract';
 
-const openDuckDb = () =>
-  openReportStore({ kind: 'duckdb', path: ':memory:', sampleDenominator: 10, queryTimeoutMs: 10_000 });
+const openDuckDb = (rawRetentionMonths = 120) =>
+  openReportStore({
+    kind: 'duckdb',
+    path: ':memory:',
+    sampleDenominator: 10,
+    queryTimeoutMs: 10_000,
+    rawRetentionMonths,
+  });
 
-reportStoreContract('duckdb', openDuckDb, 10);
-closedStoreContract('duckdb', openDuckDb);
+reportStoreContract('duckdb', () => openDuckDb(), 10);
+closedStoreContract('duckdb', () => openDuckDb());
+retentionContract('duckdb', openDuckDb);

@@ -1,3 +1,5 @@
 export * from './ingest.module';
 export * from './ingest.config';
 export * from './ingest.service';
+export * from './store-maintenance.service';
+export * from './ingest.tokens';

@@ -5,13 +5,16 @@ import { ObservabilityModule } from '@app/observability';
 import { GenericExceptionFilter } from '@app/runtime';
 import { REPORT_STORE, type ReportStore } from '@app/report-store';
 import { IngestService } from './ingest.service';
-import { INGEST_CONFIG } from './ingest.tokens';
+import { StoreMaintenanceService } from './store-maintenance.service';
+import { INGEST_CLOCK, INGEST_CONFIG, type Clock } from './ingest.tokens';
 import type { IngestConfig } from './ingest.config';
 
 export interface IngestDependencies {
   readonly config: IngestConfig;
   readonly bus: EventBus;
   readonly reportStore: ReportStore;
+  /** Defaults to the system clock. */
+  readonly clock?: Clock;
 }
 
 @Module({})
@@ -25,9 +28,11 @@ export class IngestModule {
         { provide: INGEST_CONFIG, useValue: deps.config },
         { provide: EVENT_BUS, useValue: deps.bus },
         { provide: REPORT_STORE, useValue: deps.reportStore },
+        { provide: INGEST_CLOCK, useValue: deps.clock ?? (() => new Date()) },
         IngestService,
+        StoreMaintenanceService,
       ],
-      exports: [IngestService],
+      exports: [IngestService, StoreMaintenanceService],
     };
   }
 }

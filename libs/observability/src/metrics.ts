@@ -68,6 +68,25 @@ export const ingestBatchEvents = once(
   () => new Gauge({ name: 'adx_ingest_batch_events', help: 'Events in the last batch stored' }),
 );
 
+export const sealedDays = once(
+  'adx_sealed_days_total',
+  () =>
+    new Counter({
+      name: 'adx_sealed_days_total',
+      help: 'Closed days recomputed from their raw events because they changed since their last seal',
+    }),
+);
+
+export const storeMaintenanceFailures = once(
+  'adx_store_maintenance_failures_total',
+  () =>
+    new Counter({
+      name: 'adx_store_maintenance_failures_total',
+      help: 'Runs of a periodic store job (seal, retention) that failed and will be tried again',
+      labelNames: ['job'],
+    }),
+);
+
 export const spoolBytes = once(
   'adx_event_spool_bytes',
   () =>

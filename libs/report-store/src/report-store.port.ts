@@ -13,8 +13,24 @@ export interface OffsetEvent {
 export interface IngestResult {
   /** Events written. */
   readonly stored: number;
-  /** Events at or below the source's stored offset: a redelivery, left out. */
+  /** Events left out: at or below the source's stored offset (a redelivery), or already stored (an event id seen before). */
   readonly skipped: number;
+}
+
+export interface IngestOptions {
+  /**
+   * Aborted when the caller may no longer own the source (a consumer that lost its partition): no
+   * write starts after it, and a write in flight is cancelled.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** What one pass of `seal` did. */
+export interface SealResult {
+  /** Closed days whose tiers were recomputed, `YYYY-MM-DD`. */
+  readonly sealed: readonly string[];
+  /** Closed days that were already final. */
+  readonly final: number;
 }
 
 /** A query whose rows come sorted: by each term in turn; rows that tie on every term, in any order. */
@@ -26,11 +42,22 @@ export interface ReportStore {
   /** Applies pending schema migrations; safe to call at every start. */
   migrate(): Promise<void>;
   /**
-   * Stores the events of one source (a topic partition) atomically with the source's highest
-   * offset, and leaves out every event at or below the offset already stored. A redelivery, with
-   * the same batch boundaries or others, changes nothing: at-least-once delivery, exactly-once reports.
+   * Stores the events of one source (a topic partition) and records the source's highest offset,
+   * leaving out every event at or below the offset already stored. What each store guarantees on
+   * a failure half-way differs (DuckDB: one transaction; ClickHouse: none, see `seal`); on both,
+   * once `seal` has run after the last write, every exact split of a closed day counts each
+   * event id once.
    */
-  ingest(source: string, events: readonly OffsetEvent[]): Promise<IngestResult>;
+  ingest(source: string, events: readonly OffsetEvent[], options?: IngestOptions): Promise<IngestResult>;
+  /**
+   * Makes the tiers of every closed day (before the UTC day of `now`) count each event id once,
+   * whatever was written twice or half-way: ClickHouse recomputes a day from its raw events
+   * whenever they changed since the day was last sealed; DuckDB deduplicates on write and has
+   * nothing to do. Safe to run from several processes at once.
+   */
+  seal(now: Date): Promise<SealResult>;
+  /** Drops what is older than the retention (raw events, deduplication ids); returns what went. */
+  dropExpired(now: Date): Promise<readonly string[]>;
   /**
    * Aggregates the measures of one split (or none) from the tier the query names, all rows at once
    * (the rows of `stream`, collected; in the query's order when it gives one).

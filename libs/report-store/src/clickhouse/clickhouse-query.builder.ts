@@ -38,6 +38,8 @@ export function buildClickHouseQuery(query: StoreStreamQuery): string {
   const where = [
     `day >= ${dateLiteral(query.range.start)}`,
     `day <= ${dateLiteral(query.range.end)}`,
+    // The marker row of a sealed day (closed-day.sealer.ts) holds no measure but is a row.
+    'seal_raw_rows = 0',
     ...scopeAndFilterPredicates(query, dialect, DERIVED),
   ];
   const sums = MEASURE_NAMES.map((m) => `sum(${m}) AS ${m}`).join(', ');

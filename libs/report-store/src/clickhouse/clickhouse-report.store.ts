@@ -9,9 +9,11 @@ import {
 import { MEASURE_NAMES, type Measures, type StoreRow } from '@app/report-model';
 import {
   newerThan,
+  type IngestOptions,
   type IngestResult,
   type OffsetEvent,
   type ReportStore,
+  type SealResult,
   type StoreStreamQuery,
 } from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
@@ -20,6 +22,7 @@ import { INEXACT_FIELDS, isReportable, measuresOf, sampleWeight, utcDayOf, utcHo
 import { identifier, stringLiteral, tabSeparatedField } from './clickhouse-literal';
 import { migrateClickHouse } from './clickhouse-migrator';
 import { buildClickHouseQuery } from './clickhouse-query.builder';
+import { ClosedDaySealer } from './closed-day.sealer';
 
 export interface ClickHouseStoreOptions {
   readonly url: string;
@@ -29,8 +32,14 @@ export interface ClickHouseStoreOptions {
   readonly migrationsDir: string;
   readonly sampleDenominator: number;
   readonly queryTimeoutMs: number;
-  /** Whole months of raw events kept; older monthly partitions are dropped. */
+  /** Whole months of raw events kept; older daily partitions are dropped. */
   readonly rawRetentionMonths: number;
+  /**
+   * How long one INSERT of the ingest may take before it is cancelled (and the batch retried):
+   * well under the consumer's session timeout, so a consumer never writes long after it lost its
+   * partition. Defaults to 10 s.
+   */
+  readonly insertTimeoutMs?: number;
 }
 
 /** The columns the ingest writes to events_raw (clickhouse/001_events_raw.sql), in its order. */
@@ -107,34 +116,68 @@ export class ClickHouseReportStore implements ReportStore {
     }
     try {
       await migrateClickHouse(this.client, this.options.migrationsDir);
-      await this.dropExpiredPartitions();
     } catch (error) {
       throw classify(error, 'migrate');
     }
   }
 
-  async ingest(source: string, batch: readonly OffsetEvent[]): Promise<IngestResult> {
+  /**
+   * One INSERT into events_raw, which ClickHouse does not make atomic with its views: the raw part
+   * is committed first, then each materialized view in name order (the cube, the sample, the
+   * offsets last). A failure half-way leaves raw rows (and maybe cube rows) without the offset, so
+   * the retry writes them again; `seal` then recomputes every closed day from the raw rows
+   * deduplicated by event_id, which is what makes the reports exact, not this method.
+   */
+  async ingest(
+    source: string,
+    batch: readonly OffsetEvent[],
+    options: IngestOptions = {},
+  ): Promise<IngestResult> {
     this.assertOpen();
+    const signal = AbortSignal.any([
+      AbortSignal.timeout(this.options.insertTimeoutMs ?? 10_000),
+      ...(options.signal ? [options.signal] : []),
+    ]);
     try {
       const seen = await this.client.query({
         query: `SELECT max(last_offset) AS o, count() AS n FROM ingested_offsets WHERE source = ${stringLiteral(source)}`,
         format: 'JSONEachRow',
+        abort_signal: signal,
       });
       const [{ o, n }] = await seen.json<{ o: string; n: string }>();
-      const fresh = newerThan(batch, Number(n) > 0 ? BigInt(o) : undefined);
+      const fresh = newerThan(batch, n !== '0' ? BigInt(o) : undefined);
       const lines = fresh.filter((e) => isReportable(e.event)).map((e) => this.rawLine(source, e));
-      // One INSERT is one block: the raw rows, the cube, the sample and the offset land together.
       if (lines.length > 0) {
+        options.signal?.throwIfAborted();
         await this.client.insert({
           table: 'events_raw',
           columns: RAW_COLUMNS,
           values: Readable.from([Buffer.from(`${lines.join('\n')}\n`)], { objectMode: false }),
           format: 'TabSeparated',
+          abort_signal: signal,
         });
       }
       return { stored: fresh.length, skipped: batch.length - fresh.length };
     } catch (error) {
+      if (options.signal?.aborted) {
+        throw new ReportStoreException(
+          ReportStoreErrorCode.Unavailable,
+          `ingest from ${source}: aborted by the caller`,
+          {
+            cause: error,
+          },
+        );
+      }
       throw classify(error, `ingest from ${source}`);
+    }
+  }
+
+  async seal(now: Date): Promise<SealResult> {
+    this.assertOpen();
+    try {
+      return await new ClosedDaySealer(this.client, this.options.database).seal(now);
+    } catch (error) {
+      throw classify(error, 'seal');
     }
   }
 
@@ -252,24 +295,34 @@ export class ClickHouseReportStore implements ReportStore {
     }
   }
 
-  /** Retention by partition drops: 18.16 has no TTL. */
-  async dropExpiredPartitions(now = new Date()): Promise<string[]> {
+  /**
+   * Retention by partition drops (18.16 has no TTL): the raw days before the first day of the month
+   * `rawRetentionMonths` before `now`. The tiers keep those days; they are no longer resealed.
+   */
+  async dropExpired(now: Date): Promise<string[]> {
+    this.assertOpen();
     const cutoff = new Date(
       Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - this.options.rawRetentionMonths, 1),
     );
-    const oldest = cutoff.getUTCFullYear() * 100 + cutoff.getUTCMonth() + 1;
-    const result = await this.client.query({
-      query: `SELECT DISTINCT partition FROM system.parts WHERE database = ${stringLiteral(this.options.database)} AND table = 'events_raw' AND active`,
-      format: 'JSONEachRow',
-    });
-    const dropped: string[] = [];
-    for (const { partition } of await result.json<{ partition: string }>()) {
-      if (/^\d{6}$/.test(partition) && Number(partition) < oldest) {
-        await this.client.command({ query: `ALTER TABLE events_raw DROP PARTITION ${Number(partition)}` });
-        dropped.push(partition);
+    const oldest = cutoff.toISOString().slice(0, 10).replaceAll('-', '');
+    try {
+      const result = await this.client.query({
+        query: `SELECT DISTINCT partition_id FROM system.parts WHERE database = ${stringLiteral(this.options.database)} AND table = 'events_raw' AND active`,
+        format: 'JSONEachRow',
+      });
+      const dropped: string[] = [];
+      for (const { partition_id: id } of await result.json<{ partition_id: string }>()) {
+        if (/^\d{8}$/.test(id) && id < oldest) {
+          await this.client.command({
+            query: `ALTER TABLE events_raw DROP PARTITION ID ${stringLiteral(id)}`,
+          });
+          dropped.push(`${id.slice(0, 4)}-${id.slice(4, 6)}-${id.slice(6)}`);
+        }
       }
+      return dropped.sort();
+    } catch (error) {
+      throw classify(error, 'retention');
     }
-    return dropped;
   }
 
   /** One events_raw row as TabSeparated text, in RAW_COLUMNS order. */

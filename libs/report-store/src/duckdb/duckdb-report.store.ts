@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -11,9 +12,11 @@ import { MEASURE_NAMES, type Measures, type StoreRow, addMeasures } from '@app/r
 import {
   highestOffset,
   newerThan,
+  type IngestOptions,
   type IngestResult,
   type OffsetEvent,
   type ReportStore,
+  type SealResult,
   type StoreStreamQuery,
 } from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
@@ -33,6 +36,8 @@ import { buildDuckDbQuery } from './duckdb-query.builder';
 export interface DuckDbStoreOptions {
   /** A file path, or `:memory:`. */
   readonly path: string;
+  /** Whole months of event ids kept for deduplication; older ones are dropped. Unset keeps them all. */
+  readonly rawRetentionMonths?: number;
   /** Keep 1 in N impressions in the inexact tier. */
   readonly sampleDenominator: number;
   readonly queryTimeoutMs: number;
@@ -46,6 +51,11 @@ export interface DuckDbStoreOptions {
 }
 
 const DAY_MS = 86_400_000;
+
+/** The key of an event id in `ingested_events`: its MD5 as an unsigned 128-bit integer. */
+function eventKey(eventId: string): bigint {
+  return BigInt(`0x${createHash('md5').update(eventId).digest('hex')}`);
+}
 
 function dateValue(day: string): DuckDBDateValue {
   return new DuckDBDateValue(Math.round(Date.parse(`${day}T00:00:00Z`) / DAY_MS));
@@ -121,10 +131,24 @@ export class DuckDbReportStore implements ReportStore {
     });
   }
 
-  async ingest(source: string, batch: readonly OffsetEvent[]): Promise<IngestResult> {
+  /**
+   * One transaction: the events above the source's offset whose ids were never stored, both tiers,
+   * the ids and the offset. A failure anywhere rolls all of it back.
+   */
+  async ingest(
+    source: string,
+    batch: readonly OffsetEvent[],
+    options: IngestOptions = {},
+  ): Promise<IngestResult> {
     return this.writeLock.run(async () => {
       if (this.closed) {
         throw new ReportStoreException(ReportStoreErrorCode.Unavailable, 'the report store is closed');
+      }
+      if (options.signal?.aborted) {
+        throw new ReportStoreException(
+          ReportStoreErrorCode.Unavailable,
+          `ingest from ${source}: aborted by the caller`,
+        );
       }
       await this.writer.run('BEGIN TRANSACTION');
       try {
@@ -134,7 +158,7 @@ export class DuckDbReportStore implements ReportStore {
         );
         const stored = seen.currentRowCount > 0 ? BigInt(seen.getRows()[0][0] as bigint) : undefined;
         const fresh = newerThan(batch, stored);
-        const events = fresh.map((e) => e.event).filter(isReportable);
+        const events = await this.firstSeen(fresh.map((e) => e.event).filter(isReportable));
         await this.writeExact(events);
         await this.writeSample(events);
         if (fresh.length > 0) {
@@ -146,7 +170,7 @@ export class DuckDbReportStore implements ReportStore {
           );
         }
         await this.writer.run('COMMIT');
-        return { stored: fresh.length, skipped: batch.length - fresh.length };
+        return { stored: events.length, skipped: batch.length - events.length };
       } catch (error) {
         await this.writer.run('ROLLBACK').catch(() => undefined);
         throw new ReportStoreException(ReportStoreErrorCode.Failed, `ingest from ${source} failed`, {
@@ -154,6 +178,64 @@ export class DuckDbReportStore implements ReportStore {
         });
       }
     });
+  }
+
+  /** Writes are deduplicated in the ingest's transaction: a closed day is final as soon as it is written. */
+  seal(): Promise<SealResult> {
+    return Promise.resolve({ sealed: [], final: 0 });
+  }
+
+  /**
+   * The ids of events older than the first day of the month `rawRetentionMonths` before `now`: an
+   * event redelivered after that is counted again (the tiers themselves are kept).
+   */
+  async dropExpired(now: Date): Promise<string[]> {
+    if (this.options.rawRetentionMonths === undefined) {
+      return [];
+    }
+    const cutoff = new Date(
+      Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - this.options.rawRetentionMonths, 1),
+    )
+      .toISOString()
+      .slice(0, 10);
+    return this.writeLock.run(async () => {
+      const expired = await this.writer.runAndReadAll(
+        "SELECT DISTINCT strftime(day, '%Y-%m-%d') FROM ingested_events WHERE day < CAST($1 AS DATE) ORDER BY 1",
+        [cutoff],
+      );
+      await this.writer.run('DELETE FROM ingested_events WHERE day < CAST($1 AS DATE)', [cutoff]);
+      return expired.getRows().map(([day]) => String(day));
+    });
+  }
+
+  /**
+   * The events whose ids are in neither `ingested_events` nor earlier in the list, and records
+   * their ids: within the caller's transaction.
+   */
+  private async firstSeen(events: readonly AdEvent[]): Promise<AdEvent[]> {
+    if (events.length === 0) {
+      return [];
+    }
+    const keyed = new Map<bigint, AdEvent>();
+    for (const event of events) {
+      const key = eventKey(event.event_id);
+      if (!keyed.has(key)) {
+        keyed.set(key, event);
+      }
+    }
+    await this.append('ingested_events_staging', (appender) => {
+      for (const [key, event] of keyed) {
+        appender.appendUHugeInt(key);
+        appender.appendDate(dateValue(utcDayOf(event.ts)));
+        appender.endRow();
+      }
+    });
+    const inserted = await this.writer.runAndReadAll(
+      'INSERT OR IGNORE INTO ingested_events SELECT id, day FROM ingested_events_staging RETURNING id',
+    );
+    await this.writer.run('DELETE FROM ingested_events_staging');
+    const fresh = new Set(inserted.getRows().map(([id]) => id as bigint));
+    return [...keyed].filter(([key]) => fresh.has(key)).map(([, event]) => event);
   }
 
   async query(query: StoreStreamQuery): Promise<StoreRow[]> {

@@ -49,4 +49,14 @@ export const DUCKDB_MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 4,
+    name: 'ingested event ids',
+    statements: [
+      // The 128-bit MD5 of each stored event id (collisions are out of reach at any volume this store
+      // holds), so that an event delivered twice under two offsets (a producer retry) counts once.
+      `CREATE TABLE IF NOT EXISTS ingested_events (id UHUGEINT PRIMARY KEY, day DATE NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS ingested_events_staging (id UHUGEINT NOT NULL, day DATE NOT NULL)`,
+    ],
+  },
 ];
