@@ -58,6 +58,7 @@ for (const mode of modes()) {
           ...toMessage(e),
           offset: String(9000 + i),
         })),
+        signal: new AbortController().signal,
       };
       const [before] = await api.system.reportStore.query(ALL);
       await ingest.handle(batch);

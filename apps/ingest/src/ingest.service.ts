@@ -79,7 +79,7 @@ export class IngestService implements OnApplicationBootstrap, OnApplicationShutd
       );
     }
     try {
-      const result = await this.store.ingest(batch.source, events);
+      const result = await this.store.ingest(batch.source, events, { signal: batch.signal });
       ingestedEvents.inc({ topic: batch.topic }, result.stored);
       ingestBatchEvents.set(result.stored);
       if (result.skipped > 0) {

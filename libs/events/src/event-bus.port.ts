@@ -22,6 +22,13 @@ export interface DeliveredBatch {
   readonly topic: string;
   readonly partition: number;
   readonly messages: readonly DeliveredMessage[];
+  /**
+   * Aborted when this consumer may no longer own the partition (another may already be reading
+   * the batch from the last committed offset) or the bus is closing. A handler must not start a
+   * write after it is aborted, and should pass it to its writes so that one in flight is
+   * cancelled; an aborted batch is never committed, whatever the handler does.
+   */
+  readonly signal: AbortSignal;
 }
 
 /**

@@ -74,6 +74,7 @@ export class InProcessEventBus implements EventBus {
   private readonly idleWaiters: (() => void)[] = [];
   private readonly spaceWaiters: (() => void)[] = [];
   private closed = false;
+  private readonly closing = new AbortController();
   private readonly runId = randomUUID();
 
   constructor(options: Partial<InProcessBusOptions> = {}) {
@@ -142,6 +143,7 @@ export class InProcessEventBus implements EventBus {
   async close(): Promise<void> {
     await this.drain();
     this.closed = true;
+    this.closing.abort(new Error('the event bus is closing'));
     for (const group of [...this.groups.values()]) {
       group.stopped = true;
     }
@@ -188,7 +190,14 @@ export class InProcessEventBus implements EventBus {
     const messages = queue.take(this.options.maxBatchSize);
     let retry = false;
     try {
-      await group.handler({ source: `${topic}/${partition}/${this.runId}`, topic, partition, messages });
+      // One process owns every partition: only closing the bus revokes them.
+      await group.handler({
+        source: `${topic}/${partition}/${this.runId}`,
+        topic,
+        partition,
+        messages,
+        signal: this.closing.signal,
+      });
       queue.commit(messages.length);
     } catch {
       retry = true;

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
 import { spoolBytes, consumerLag } from '@app/observability';
 import type { BatchHandler, EventBus, OutgoingMessage, Subscription } from './event-bus.port';
+import { ConsumerFence, timingsAccepted, type ConsumerTimings } from './kafka-consumer-fence';
 
 export interface KafkaBusOptions {
   readonly brokers: readonly string[];
@@ -36,13 +37,16 @@ interface SpoolEntry {
 /**
  * The distributed event bus on Kafka (kafkajs): an idempotent producer with `acks: -1`, gzip
  * batches and an on-disk spool; consumers that handle whole batches and commit a batch's offsets
- * only after the handler resolved.
+ * only after the handler resolved, fenced (`ConsumerFence`): a batch whose member may have lost
+ * its partition is aborted and never committed.
  */
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
   private readonly producer: Producer;
   private readonly admin: Admin;
   private readonly consumers: Consumer[] = [];
+  private readonly fences: ConsumerFence[] = [];
+  private timings: Promise<ConsumerTimings> | undefined;
   private readonly groups = new Map<string, readonly string[]>();
   private readonly knownTopics = new Set<string>();
   private readonly spoolFile: string;
@@ -116,14 +120,22 @@ export class KafkaEventBus implements EventBus {
 
   async subscribe(groupId: string, topics: readonly string[], handler: BatchHandler): Promise<Subscription> {
     await this.ensureTopics(topics);
+    await this.connect();
+    this.timings ??= timingsAccepted(this.admin, this.options.onWarning).catch((error: unknown) => {
+      this.timings = undefined;
+      throw error;
+    });
+    const timings = await this.timings;
     const consumer = this.kafka.consumer({
       groupId,
       allowAutoTopicCreation: false,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      ...timings,
+      // kafkajs heartbeats after each fetch: an idle fetch must return well within the session.
+      maxWaitTimeInMs: Math.min(500, timings.heartbeatInterval),
       maxBytesPerPartition: 4 * 1024 * 1024,
       retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 5_000 },
     });
+    const fence = new ConsumerFence(consumer, timings);
     await consumer.connect();
     for (const topic of topics) {
       await consumer.subscribe({ topic: this.onCluster(topic), fromBeginning: true });
@@ -134,22 +146,30 @@ export class KafkaEventBus implements EventBus {
       partitionsConsumedConcurrently: this.options.concurrentPartitions,
       eachBatch: async (payload) => {
         const { batch } = payload;
-        if (!payload.isRunning() || payload.isStale() || batch.messages.length === 0) {
+        // Unresolved, a skipped batch is fetched again, by this member once it has rejoined or by the next owner.
+        if (!payload.isRunning() || payload.isStale() || !fence.owns() || batch.messages.length === 0) {
           return;
         }
-        await handler({
-          source: `${batch.topic}/${batch.partition}`,
-          topic: this.plain(batch.topic),
-          partition: batch.partition,
-          messages: batch.messages.map((m) => ({
-            key: m.key?.toString() ?? '',
-            value: m.value?.toString() ?? '',
-            offset: m.offset,
-            headers: Object.fromEntries(
-              Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v ?? '')]),
-            ),
-          })),
-        });
+        const aborted = await fence.run(payload, (signal) =>
+          handler({
+            source: `${batch.topic}/${batch.partition}`,
+            topic: this.plain(batch.topic),
+            partition: batch.partition,
+            messages: batch.messages.map((m) => ({
+              key: m.key?.toString() ?? '',
+              value: m.value?.toString() ?? '',
+              offset: m.offset,
+              headers: Object.fromEntries(
+                Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v ?? '')]),
+              ),
+            })),
+            signal,
+          }),
+        );
+        // The partition may be another member's now: its committed offset is the new owner's to move.
+        if (aborted || payload.isStale()) {
+          return;
+        }
         // Resolving moves the consumer's position; the commit makes it survive a restart.
         payload.resolveOffset(batch.lastOffset());
         const next = (BigInt(batch.lastOffset()) + 1n).toString();
@@ -162,6 +182,7 @@ export class KafkaEventBus implements EventBus {
       },
     });
     this.consumers.push(consumer);
+    this.fences.push(fence);
     this.groups.set(groupId, topics);
     return {
       stop: async () => {
@@ -186,6 +207,9 @@ export class KafkaEventBus implements EventBus {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.replayTimer);
+    for (const fence of this.fences) {
+      fence.close();
+    }
     await Promise.all(this.consumers.map((c) => c.disconnect().catch(() => undefined)));
     await this.producer.disconnect().catch(() => undefined);
     await this.admin.disconnect().catch(() => undefined);
