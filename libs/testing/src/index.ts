@@ -3,3 +3,4 @@ export * from './report-client';
 export * from './event-fixtures';
 export * from './stack-env';
 export * from './openrtb-schema';
+export * from './private-stack';
