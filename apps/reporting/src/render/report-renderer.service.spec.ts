@@ -216,6 +216,41 @@ describe('ReportRendererService: XLSX', () => {
     expect(empty.rowCount).toBe(2);
   });
 
+  it('keeps control characters and characters XML cannot hold, as spreadsheet escapes', async () => {
+    const hostile = [
+      'nul\0 bell\u0007 vt\u000b ff\u000c esc\u001b us\u001f del\u007f',
+      'cr\r\nlf\ttab',
+      'not characters \uFFFE\uFFFF, a pair 🙂',
+      'a literal _x0041_ stays',
+      '  blanks kept  ',
+    ];
+    const sheet = await workbookOf(
+      reportOf(hostile.map((name, i) => ({ ...RECORDS[0], publisher_id: `pub-${i}`, publisher_name: name }))),
+      { columnNames: 'off', columnTotals: 'off' },
+    );
+    // exceljs reads inline strings without decoding ST_Xstring escapes (`_xHHHH_`); Excel does.
+    const decoded = (value: unknown) =>
+      String(value).replace(/_x([0-9A-F]{4})_/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    expect(hostile.map((_, i) => decoded(sheet.getRow(i + 1).getCell(2).value))).toEqual(hostile);
+    // A lone surrogate has no UTF-8 form: it becomes U+FFFD.
+    const lone = await workbookOf(reportOf([{ ...RECORDS[0], publisher_name: 'x\uD800y' }]), {
+      columnNames: 'off',
+      columnTotals: 'off',
+    });
+    expect(lone.getRow(1).getCell(2).value).toBe('x\uFFFDy');
+  });
+
+  it('reads back a sheet of 10,000 rows exactly', async () => {
+    const { report } = streamedReport(10_000);
+    const sheet = await workbookOf(report, { columnNames: 'off', columnTotals: 'off' });
+    expect(sheet.rowCount).toBe(10_000);
+    const read: unknown[][] = [];
+    sheet.eachRow((row) => read.push((row.values as unknown[]).slice(1)));
+    expect(read).toEqual(
+      Array.from({ length: 10_000 }, (_, i) => [`pub-${i}`, `Publisher number ${i}`, i, i / 7]),
+    );
+  });
+
   it('streams a large report row by row', async () => {
     const { report, state } = streamedReport(20_000);
     const sheet = await workbookOf(report, layoutFor('xlsx', undefined, undefined));

@@ -1,12 +1,11 @@
-import { PassThrough, Readable } from 'node:stream';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Readable } from 'node:stream';
 import { Injectable, Logger } from '@nestjs/common';
 import escapeHtml from 'escape-html';
-import ExcelJS from 'exceljs';
 import { create } from 'xmlbuilder2';
 import type { CellValue, Report, ReportRecord } from '../report/report-builder';
 import type { ColumnNamesOption, ColumnTotalsOption } from '../report/report-planner';
 import { RESPONSE_CONTENT_TYPES, type ResponseFormat } from '../request/media-type';
+import { type XlsxCell, type XlsxRow, xlsxWorkbookStream } from './xlsx-workbook.writer';
 
 export interface Layout {
   readonly columnNames: ColumnNamesOption;
@@ -126,26 +125,6 @@ async function* pieces(
   }
   out.add(tail());
   yield out.take();
-}
-
-/**
- * The one style object of every data cell. exceljs gives each new cell a style object of its own,
- * which its style registry then serialises to find the style's id, cell after cell; a shared object
- * is found in the registry's WeakMap instead (a third of the time of a large export).
- */
-const PLAIN_STYLE: Partial<ExcelJS.Style> = Object.freeze({});
-
-/** Resolves when a stream asks for more data, or can take none any more. */
-function drained(stream: PassThrough): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('close', done);
-  });
 }
 
 /**
@@ -293,67 +272,39 @@ export class ReportRendererService {
   }
 
   /**
-   * The workbook through exceljs's streaming writer: rows are committed as they come (no shared
-   * strings, so nothing grows with the rows; styles are a handful, deduplicated), and the next rows
-   * are read only once the zip output has been taken.
+   * The workbook written as its rows are read (see xlsxWorkbookStream): numbers as numbers, other
+   * values as text, the header and totals rows bold, the header frozen.
    */
   private xlsx(report: Report, layout: Layout): Readable {
-    const stream = new PassThrough({ highWaterMark: PIECE_CHARS });
-    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
-      stream,
-      useStyles: true,
-      useSharedStrings: false,
-    });
-    const frozen = layout.columnNames === 'top' ? [{ state: 'frozen' as const, ySplit: 1 }] : [];
-    const sheet = workbook.addWorksheet('Report', { views: frozen });
-    sheet.columns = report.fields.map((f) => ({ key: f, width: Math.max(12, f.length + 2) }));
-    const values = (record: ReportRecord) =>
-      report.fields.map((f) => {
+    const numeric = report.fields.map((f) => report.numericFields.has(f));
+    const cells = (record: ReportRecord): XlsxCell[] =>
+      report.fields.map((f, i) => {
         const v = record[f] ?? null;
-        return report.numericFields.has(f) && typeof v === 'number' ? v : v === null ? null : String(v);
+        return numeric[i] && typeof v === 'number' ? v : v === null ? null : String(v);
       });
-    const boldRow = (cells: CellValue[]) => {
-      const row = sheet.addRow(cells);
-      row.font = { bold: true };
-      row.commit();
-    };
-    void (async () => {
-      try {
-        if (layout.columnNames === 'top') {
-          boldRow(report.fields.slice());
-        }
-        if (layout.columnTotals === 'top') {
-          boldRow(values(report.totals));
-        }
-        let rows = 0;
-        for await (const record of report.records) {
-          const row = sheet.addRow(values(record));
-          row.eachCell((cell) => {
-            cell.style = PLAIN_STYLE;
-          });
-          row.commit();
-          rows += 1;
-          if (rows % 256 === 0) {
-            // Let the zip compress what it has, then wait while the client is behind.
-            await nextTurn();
-            if (stream.writableNeedDrain) {
-              await drained(stream);
-            }
-            if (stream.destroyed) {
-              return;
-            } // the client left: leaving the loop cancels the query
-          }
-        }
-        if (layout.columnTotals === 'bottom') {
-          boldRow(values(report.totals));
-        }
-        sheet.commit();
-        await workbook.commit();
-      } catch (error) {
-        this.failed('xlsx', error);
-        stream.destroy(error as Error);
+    async function* rows(): AsyncGenerator<XlsxRow, void, undefined> {
+      if (layout.columnNames === 'top') {
+        yield { cells: report.fields, bold: true };
       }
-    })();
-    return stream;
+      if (layout.columnTotals === 'top') {
+        yield { cells: cells(report.totals), bold: true };
+      }
+      for await (const record of report.records) {
+        yield { cells: cells(record) };
+      }
+      // Read only now: the totals of a streamed report are summed as its records pass.
+      if (layout.columnTotals === 'bottom') {
+        yield { cells: cells(report.totals), bold: true };
+      }
+    }
+    return xlsxWorkbookStream(
+      {
+        name: 'Report',
+        columnWidths: report.fields.map((f) => Math.max(12, f.length + 2)),
+        frozenHeader: layout.columnNames === 'top',
+        rows: rows(),
+      },
+      (error) => this.failed('xlsx', error),
+    );
   }
 }
