@@ -2,4 +2,5 @@ export * from './event.schema';
 export * from './event-bus.port';
 export * from './in-process-event-bus';
 export * from './kafka-event-bus';
+export * from './event-spool';
 export * from './fnv1a';

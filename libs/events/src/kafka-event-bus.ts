@@ -1,17 +1,7 @@
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import path from 'node:path';
 import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
-import { spoolBytes, consumerLag } from '@app/observability';
+import { consumerLag } from '@app/observability';
 import type { BatchHandler, EventBus, OutgoingMessage, Subscription } from './event-bus.port';
+import { SpoolDirectory, type SpoolEntry } from './event-spool';
 import { ConsumerFence, timingsAccepted, type ConsumerTimings } from './kafka-consumer-fence';
 
 export interface KafkaBusOptions {
@@ -29,10 +19,8 @@ export interface KafkaBusOptions {
   readonly onWarning?: (message: string) => void;
 }
 
-interface SpoolEntry {
-  readonly topic: string;
-  readonly messages: readonly OutgoingMessage[];
-}
+/** Bytes of spooled entries sent to Kafka in one request while replaying. */
+const REPLAY_BATCH_BYTES = 1024 * 1024;
 
 /**
  * The distributed event bus on Kafka (kafkajs): an idempotent producer with `acks: -1`, gzip
@@ -49,10 +37,12 @@ export class KafkaEventBus implements EventBus {
   private timings: Promise<ConsumerTimings> | undefined;
   private readonly groups = new Map<string, readonly string[]>();
   private readonly knownTopics = new Set<string>();
-  private readonly spoolFile: string;
+  private readonly spools: SpoolDirectory;
   private connected: Promise<void> | undefined;
   private replaying: Promise<void> | undefined;
   private replayTimer: NodeJS.Timeout | undefined;
+  /** Whether the last replay failed, so that an outage is logged once rather than every second. */
+  private replayFailing = false;
   private closed = false;
 
   constructor(private readonly options: KafkaBusOptions) {
@@ -69,9 +59,12 @@ export class KafkaEventBus implements EventBus {
       allowAutoTopicCreation: false,
     });
     this.admin = this.kafka.admin();
-    mkdirSync(options.spoolDir, { recursive: true });
-    this.spoolFile = path.join(options.spoolDir, `${options.clientId}.spool.jsonl`);
-    spoolBytes.set(this.spoolSize());
+    this.spools = new SpoolDirectory({
+      dir: options.spoolDir,
+      name: options.clientId,
+      maxBytes: options.spoolMaxBytes,
+      onWarning: options.onWarning,
+    });
     this.replayTimer = setInterval(() => void this.replaySpool(), 1_000);
     this.replayTimer.unref();
   }
@@ -103,18 +96,19 @@ export class KafkaEventBus implements EventBus {
     if (messages.length === 0) {
       return;
     }
-    if (this.spoolSize() > 0) {
-      this.spool({ topic, messages });
+    // Behind a non-empty spool, so that events reach Kafka in the order they were published.
+    if (this.spools.own.pending() > 0) {
+      await this.spools.own.append({ topic, messages });
       void this.replaySpool();
       return;
     }
     try {
-      await this.send({ topic, messages });
+      await this.send([{ topic, messages }]);
     } catch (error) {
       this.options.onWarning?.(
         `Kafka unreachable (${(error as Error).message}); spooling ${messages.length} event(s) to disk`,
       );
-      this.spool({ topic, messages });
+      await this.spools.own.append({ topic, messages });
     }
   }
 
@@ -196,7 +190,8 @@ export class KafkaEventBus implements EventBus {
   async drain(timeoutMs = 120_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.spoolSize() === 0 && (await this.caughtUp())) {
+      // Kafka unreachable is not drained yet: the spool waits for it, and so does the caller.
+      if (this.spools.pending() === 0 && (await this.caughtUp().catch(() => false))) {
         return;
       }
       await new Promise((r) => setTimeout(r, 100));
@@ -211,6 +206,7 @@ export class KafkaEventBus implements EventBus {
       fence.close();
     }
     await Promise.all(this.consumers.map((c) => c.disconnect().catch(() => undefined)));
+    await this.spools.close();
     await this.producer.disconnect().catch(() => undefined);
     await this.admin.disconnect().catch(() => undefined);
   }
@@ -235,21 +231,26 @@ export class KafkaEventBus implements EventBus {
     return this.connected;
   }
 
-  private async send(entry: SpoolEntry): Promise<void> {
-    await this.ensureTopics([entry.topic]);
+  /** Sends entries in one request, each topic's messages in entry order, acknowledged by all replicas. */
+  private async send(entries: readonly SpoolEntry[]): Promise<void> {
+    const byTopic = new Map<string, OutgoingMessage[]>();
+    for (const entry of entries) {
+      const messages = byTopic.get(entry.topic) ?? [];
+      messages.push(...entry.messages);
+      byTopic.set(entry.topic, messages);
+    }
+    await this.ensureTopics([...byTopic.keys()]);
     await this.producer.sendBatch({
       acks: -1,
       compression: CompressionTypes.GZIP,
-      topicMessages: [
-        {
-          topic: this.onCluster(entry.topic),
-          messages: entry.messages.map((m) => ({
-            key: m.key,
-            value: m.value,
-            headers: m.headers ? { ...m.headers } : undefined,
-          })),
-        },
-      ],
+      topicMessages: [...byTopic].map(([topic, messages]) => ({
+        topic: this.onCluster(topic),
+        messages: messages.map((m) => ({
+          key: m.key,
+          value: m.value,
+          headers: m.headers ? { ...m.headers } : undefined,
+        })),
+      })),
     });
   }
 
@@ -273,59 +274,51 @@ export class KafkaEventBus implements EventBus {
     return true;
   }
 
-  /** Bytes waiting on disk, including a replay in progress: while any wait, new events queue behind them. */
-  private spoolSize(): number {
-    const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
-    return size(this.spoolFile) + size(`${this.spoolFile}.replay`);
-  }
-
-  private spool(entry: SpoolEntry): void {
-    const line = `${JSON.stringify(entry)}\n`;
-    if (this.spoolSize() + line.length > this.options.spoolMaxBytes) {
-      throw new Error(
-        `event spool full (${this.options.spoolMaxBytes} bytes): Kafka has been unreachable too long`,
-      );
-    }
-    appendFileSync(this.spoolFile, line);
-    spoolBytes.set(this.spoolSize());
-  }
-
-  /** Sends the spooled entries in order; stops at the first failure and keeps the rest. */
+  /**
+   * Sends the spools this process holds (its own, then those adopted from dead processes) in order,
+   * a batch at a time, moving each spool's cursor only after Kafka acknowledged the batch. Never
+   * rejects: the timer calls it every second, and a failure leaves the rest for the next call.
+   */
   private replaySpool(): Promise<void> {
-    if (this.replaying || this.spoolSize() === 0 || this.closed) {
-      return this.replaying ?? Promise.resolve();
+    if (this.closed) {
+      return Promise.resolve();
     }
-    this.replaying = (async () => {
-      const working = `${this.spoolFile}.replay`;
-      // A replay file left by a crash is older than the spool: it goes first.
-      if (!existsSync(working)) {
-        renameSync(this.spoolFile, working);
-      }
-      const entries = readFileSync(working, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as SpoolEntry);
-      let sent = 0;
-      try {
-        for (const entry of entries) {
-          await this.send(entry);
-          sent += 1;
-        }
-        unlinkSync(working);
-      } catch {
-        const rest = entries
-          .slice(sent)
-          .map((e) => `${JSON.stringify(e)}\n`)
-          .join('');
-        const newer = existsSync(this.spoolFile) ? readFileSync(this.spoolFile, 'utf8') : '';
-        writeFileSync(`${working}.tmp`, rest + newer);
-        renameSync(`${working}.tmp`, this.spoolFile);
-        unlinkSync(working);
-      }
-      spoolBytes.set(this.spoolSize());
-    })().finally(() => {
-      this.replaying = undefined;
-    });
+    this.replaying ??= this.replayAll()
+      .then(
+        () => {
+          this.replayFailing = false;
+        },
+        (error: unknown) => {
+          if (!this.replayFailing) {
+            this.options.onWarning?.(
+              `spool replay stopped, retrying every second: ${(error as Error).message}`,
+            );
+          }
+          this.replayFailing = true;
+        },
+      )
+      .finally(() => {
+        this.replaying = undefined;
+      });
     return this.replaying;
+  }
+
+  private async replayAll(): Promise<void> {
+    this.spools.adoptOrphans();
+    for (const spool of this.spools.all()) {
+      for (;;) {
+        const batch = this.closed ? undefined : await spool.read(REPLAY_BATCH_BYTES);
+        if (!batch) {
+          break;
+        }
+        if (batch.entries.length > 0) {
+          await this.send(batch.entries);
+        }
+        await spool.commit(batch.end);
+      }
+      if (spool !== this.spools.own && !this.closed) {
+        await this.spools.retire(spool);
+      }
+    }
   }
 }
