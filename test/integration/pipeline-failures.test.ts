@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,44 +12,25 @@ import {
   type DeliveredBatch,
 } from '@app/events';
 import { openReportStore, type ReportStore } from '@app/report-store';
-import { demoEvents, expectedBySplit, requireOrSkip } from '@app/testing';
+import {
+  PrivateStack,
+  demoEvents,
+  expectedBySplit,
+  requireOrSkip,
+  stackServersInstalled,
+} from '@app/testing';
 import { IngestConfig, IngestService } from '@apps/ingest';
 
 /**
- * The failure tests of the pipeline, on a private stack (other ports, its own data folder) so that
- * stopping a server here disturbs no other suite.
+ * The failure tests of the pipeline, on a private stack (free ports, or PRIVATE_* from the
+ * environment, and its own data folder) so that stopping a server here disturbs no other suite.
  */
-const PORTS = {
-  KAFKA_PORT: '29092',
-  KAFKA_CONTROLLER_PORT: '29093',
-  CH_HTTP_PORT: '28123',
-  CH_TCP_PORT: '29000',
-  REDIS_PORT: '26379',
-};
-const STACK_DIR = mkdtempSync(path.join(tmpdir(), 'adx-failure-stack-'));
-const BROKERS = [`127.0.0.1:${PORTS.KAFKA_PORT}`];
-const CLICKHOUSE = `http://127.0.0.1:${PORTS.CH_HTTP_PORT}`;
+let stack: PrivateStack;
+let BROKERS: string[];
+let CLICKHOUSE: string;
 
-function stack(script: 'stack-up' | 'stack-down', ...services: string[]): void {
-  execFileSync('bash', [`stack/${script}.sh`, ...services], {
-    env: { ...process.env, STACK_DIR, ...PORTS },
-    stdio: 'pipe',
-    timeout: 240_000,
-  });
-}
-
-function serversAvailable(): boolean {
-  try {
-    execFileSync(
-      'bash',
-      ['-c', 'command -v clickhouse-server && command -v redis-server && command -v java'],
-      { stdio: 'pipe' },
-    );
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Every day of the demo events is closed then. */
+const AFTER_THE_EVENTS = new Date('2026-11-22T12:00:00.000Z');
 
 let run = 0;
 const unique = (what: string) => `${what}_${process.pid}_${Date.now()}_${run++}`;
@@ -108,6 +88,17 @@ function expectedByDay(events: readonly AdEvent[]) {
   return Object.fromEntries([...expectedBySplit(events, 'day')].map(([day, counts]) => [day, counts]));
 }
 
+/** Bytes in the spool folder; files may come and go (locks, replays) while it is read. */
+function spooledBytes(dir: string): number {
+  return readdirSync(dir).reduce((sum, f) => {
+    try {
+      return sum + statSync(path.join(dir, f)).size;
+    } catch {
+      return sum;
+    }
+  }, 0);
+}
+
 async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -124,10 +115,18 @@ function ingestFor(bus: KafkaEventBus, store: ReportStore): IngestService {
 }
 
 describe.runIf(
-  requireOrSkip(serversAvailable(), 'clickhouse-server, redis-server and java for the private failure stack'),
+  requireOrSkip(
+    stackServersInstalled(),
+    'clickhouse-server, redis-server and java for the private failure stack',
+  ),
 )('pipeline failures on real Kafka and ClickHouse', () => {
-  beforeAll(() => stack('stack-up'), 240_000);
-  afterAll(() => stack('stack-down'), 120_000);
+  beforeAll(async () => {
+    stack = await PrivateStack.create('failure');
+    BROKERS = stack.kafkaBrokers;
+    CLICKHOUSE = stack.clickhouseUrl;
+    stack.up('kafka', 'clickhouse');
+  }, 240_000);
+  afterAll(() => stack?.down(), 120_000);
 
   it('an ingest killed between the ClickHouse insert and the offset commit: the replay changes no report', async () => {
     const prefix = `${unique('crash')}.`;
@@ -159,6 +158,7 @@ describe.runIf(
     const secondLife = ingestFor(restarted, store);
     await restarted.subscribe(group, EVENT_TOPICS, (batch) => secondLife.handle(batch));
     await restarted.drain();
+    await store.seal(AFTER_THE_EVENTS);
     expect(await byDay(store)).toEqual(expectedByDay(events));
     await Promise.all([restarted.close(), producer.close(), store.close()]);
   });
@@ -175,19 +175,16 @@ describe.runIf(
     await consumer.subscribe(unique('ingest'), EVENT_TOPICS, (batch) => ingest.handle(batch));
 
     await publish(producer, events.slice(0, half));
-    stack('stack-down', 'kafka');
+    stack.down('kafka');
     await publish(producer, events.slice(half));
-    const spooled = readdirSync(spoolDir).reduce((sum, f) => sum + statSync(path.join(spoolDir, f)).size, 0);
+    const spooled = spooledBytes(spoolDir);
     expect(spooled).toBeGreaterThan(0);
 
-    stack('stack-up');
+    stack.up('kafka', 'clickhouse');
     await producer.drain();
-    await until(async () =>
-      readdirSync(spoolDir).every(
-        (f) => !existsSync(path.join(spoolDir, f)) || statSync(path.join(spoolDir, f)).size === 0,
-      ),
-    );
+    await until(async () => spooledBytes(spoolDir) === 0);
     await consumer.drain();
+    await store.seal(AFTER_THE_EVENTS);
     expect(await byDay(store)).toEqual(expectedByDay(events));
     await Promise.all([consumer.close(), producer.close(), store.close()]);
   });
@@ -203,13 +200,14 @@ describe.runIf(
 
     await publish(producer, events.slice(0, 1000));
     await until(async () => Object.keys(await byDay(store)).length > 0);
-    stack('stack-down', 'clickhouse');
+    stack.down('clickhouse');
     await publish(producer, events.slice(1000));
     await new Promise((r) => setTimeout(r, 3_000));
     await expect(consumer.drain(2_000)).rejects.toThrow(/did not drain/);
 
-    stack('stack-up');
+    stack.up('kafka', 'clickhouse');
     await consumer.drain();
+    await store.seal(AFTER_THE_EVENTS);
     expect(await byDay(store)).toEqual(expectedByDay(events));
     await Promise.all([consumer.close(), producer.close(), store.close()]);
   });
