@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Starts Kafka (KRaft, from Maven Central jars), ClickHouse and Redis on loopback, idempotently,
 # waits until each answers and prints their addresses. State lives in .stack/ (ignored).
+# `stack-up.sh kafka` starts one service (a test's private broker); no argument starts them all.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STACK="${STACK_DIR:-$ROOT/.stack}"
 # shellcheck source=stack/stack.env
 source "$ROOT/stack/stack.env"
 mkdir -p "$STACK"
+SERVICES=" ${*:-kafka clickhouse redis} "
+wants() { [[ "$SERVICES" == *" $1 "* ]]; }
 
 say() { printf '[stack] %s\n' "$*"; }
 die() { printf '[stack] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -41,64 +44,76 @@ apt_install() {
   fi
 }
 
-command -v clickhouse-server >/dev/null || apt_install clickhouse-server clickhouse-client
-command -v redis-server >/dev/null || apt_install redis-server
-command -v java >/dev/null || die "java (17+) is needed for Kafka"
+if wants clickhouse; then command -v clickhouse-server >/dev/null || apt_install clickhouse-server clickhouse-client; fi
+if wants redis; then command -v redis-server >/dev/null || apt_install redis-server; fi
+if wants kafka; then command -v java >/dev/null || die "java (17+) is needed for Kafka"; fi
 
 # --- Kafka ---------------------------------------------------------------------------------
-KLIBS="${KAFKA_LIBS_DIR:-$ROOT/.stack/kafka-libs}"
-if [ ! -f "$KLIBS/.complete" ]; then
-  command -v mvn >/dev/null || die "mvn is needed to fetch Kafka's jars from Maven Central"
-  say "resolving Kafka jars from Maven Central"
-  rm -rf "$KLIBS"
-  mvn -q -f "$ROOT/stack/kafka-pom.xml" dependency:copy-dependencies -DoutputDirectory="$KLIBS" || die "mvn could not resolve Kafka"
-  touch "$KLIBS/.complete"
-fi
-KDIR="$STACK/kafka"
-mkdir -p "$KDIR/log"
-sed -e "s#@STACK@#$STACK#g" -e "s#@KAFKA_PORT@#$KAFKA_PORT#g" -e "s#@KAFKA_CONTROLLER_PORT@#$KAFKA_CONTROLLER_PORT#g" \
-  "$ROOT/stack/kafka-server.properties" >"$KDIR/server.properties"
-KJAVA=(java -Xms256m -Xmx768m -Dkafka.logs.dir="$KDIR/log" -Dlog4j.configuration="file:$ROOT/stack/kafka-log4j.properties" -cp "$KLIBS/*")
-if running "$KDIR/kafka.pid"; then
-  say "kafka already running"
-else
-  refuse_taken KAFKA_PORT KAFKA_CONTROLLER_PORT
-  if [ ! -f "$KDIR/data/meta.properties" ]; then
-    "${KJAVA[@]}" kafka.tools.StorageTool format -t "$("${KJAVA[@]}" kafka.tools.StorageTool random-uuid)" \
-      -c "$KDIR/server.properties" >"$KDIR/log/format.log" 2>&1 || die "kafka storage format failed: $KDIR/log/format.log"
+if wants kafka; then
+  KLIBS="${KAFKA_LIBS_DIR:-$ROOT/.stack/kafka-libs}"
+  if [ ! -f "$KLIBS/.complete" ]; then
+    command -v mvn >/dev/null || die "mvn is needed to fetch Kafka's jars from Maven Central"
+    say "resolving Kafka jars from Maven Central"
+    rm -rf "$KLIBS"
+    mvn -q -f "$ROOT/stack/kafka-pom.xml" dependency:copy-dependencies -DoutputDirectory="$KLIBS" || die "mvn could not resolve Kafka"
+    touch "$KLIBS/.complete"
   fi
-  nohup "${KJAVA[@]}" kafka.Kafka "$KDIR/server.properties" >"$KDIR/log/stdout.log" 2>&1 &
-  echo $! >"$KDIR/kafka.pid"
+  KDIR="$STACK/kafka"
+  mkdir -p "$KDIR/log"
+  sed -e "s#@STACK@#$STACK#g" -e "s#@KAFKA_PORT@#$KAFKA_PORT#g" -e "s#@KAFKA_CONTROLLER_PORT@#$KAFKA_CONTROLLER_PORT#g" \
+    "$ROOT/stack/kafka-server.properties" >"$KDIR/server.properties"
+  KJAVA=(java -Xms256m -Xmx768m -Dkafka.logs.dir="$KDIR/log" -Dlog4j.configuration="file:$ROOT/stack/kafka-log4j.properties" -cp "$KLIBS/*")
+  if running "$KDIR/kafka.pid"; then
+    say "kafka already running"
+  else
+    refuse_taken KAFKA_PORT KAFKA_CONTROLLER_PORT
+    if [ ! -f "$KDIR/data/meta.properties" ]; then
+      "${KJAVA[@]}" kafka.tools.StorageTool format -t "$("${KJAVA[@]}" kafka.tools.StorageTool random-uuid)" \
+        -c "$KDIR/server.properties" >"$KDIR/log/format.log" 2>&1 || die "kafka storage format failed: $KDIR/log/format.log"
+    fi
+    nohup "${KJAVA[@]}" kafka.Kafka "$KDIR/server.properties" >"$KDIR/log/stdout.log" 2>&1 &
+    echo $! >"$KDIR/kafka.pid"
+  fi
 fi
 
 # --- ClickHouse ----------------------------------------------------------------------------
-CDIR="$STACK/clickhouse"
-mkdir -p "$CDIR"/{data,tmp,user_files,format_schemas,log}
-sed -e "s#@STACK@#$STACK#g" -e "s#@CH_HTTP_PORT@#$CH_HTTP_PORT#g" -e "s#@CH_TCP_PORT@#$CH_TCP_PORT#g" \
-  "$ROOT/stack/clickhouse-config.xml" >"$CDIR/config.xml"
-cp "$ROOT/stack/clickhouse-users.xml" "$CDIR/users.xml"
-if running "$CDIR/clickhouse.pid"; then
-  say "clickhouse already running"
-else
-  refuse_taken CH_HTTP_PORT CH_TCP_PORT
-  nohup clickhouse-server --config-file="$CDIR/config.xml" >"$CDIR/log/stdout.log" 2>&1 &
-  echo $! >"$CDIR/clickhouse.pid"
+if wants clickhouse; then
+  CDIR="$STACK/clickhouse"
+  mkdir -p "$CDIR"/{data,tmp,user_files,format_schemas,log}
+  sed -e "s#@STACK@#$STACK#g" -e "s#@CH_HTTP_PORT@#$CH_HTTP_PORT#g" -e "s#@CH_TCP_PORT@#$CH_TCP_PORT#g" \
+    "$ROOT/stack/clickhouse-config.xml" >"$CDIR/config.xml"
+  cp "$ROOT/stack/clickhouse-users.xml" "$CDIR/users.xml"
+  if running "$CDIR/clickhouse.pid"; then
+    say "clickhouse already running"
+  else
+    refuse_taken CH_HTTP_PORT CH_TCP_PORT
+    nohup clickhouse-server --config-file="$CDIR/config.xml" >"$CDIR/log/stdout.log" 2>&1 &
+    echo $! >"$CDIR/clickhouse.pid"
+  fi
 fi
 
 # --- Redis ---------------------------------------------------------------------------------
-RDIR="$STACK/redis"
-mkdir -p "$RDIR"
-if running "$RDIR/redis.pid"; then
-  say "redis already running"
-else
-  refuse_taken REDIS_PORT
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes --pidfile "$RDIR/redis.pid" \
-    --dir "$RDIR" --logfile "$RDIR/redis.log" --save "" --appendonly no >/dev/null
+if wants redis; then
+  RDIR="$STACK/redis"
+  mkdir -p "$RDIR"
+  if running "$RDIR/redis.pid"; then
+    say "redis already running"
+  else
+    refuse_taken REDIS_PORT
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes --pidfile "$RDIR/redis.pid" \
+      --dir "$RDIR" --logfile "$RDIR/redis.log" --save "" --appendonly no >/dev/null
+  fi
 fi
 
-wait_for redis "redis-cli -p $REDIS_PORT ping | grep -q PONG"
-wait_for clickhouse "curl -sf http://127.0.0.1:$CH_HTTP_PORT/ping"
-wait_for kafka "port_open $KAFKA_PORT" 240
-say "kafka       127.0.0.1:$KAFKA_PORT      (KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT)"
-say "clickhouse  http://127.0.0.1:$CH_HTTP_PORT (CLICKHOUSE_URL=http://127.0.0.1:$CH_HTTP_PORT)"
-say "redis       127.0.0.1:$REDIS_PORT      (REDIS_URL=redis://127.0.0.1:$REDIS_PORT)"
+if wants redis; then
+  wait_for redis "redis-cli -p $REDIS_PORT ping | grep -q PONG"
+  say "redis       127.0.0.1:$REDIS_PORT      (REDIS_URL=redis://127.0.0.1:$REDIS_PORT)"
+fi
+if wants clickhouse; then
+  wait_for clickhouse "curl -sf http://127.0.0.1:$CH_HTTP_PORT/ping"
+  say "clickhouse  http://127.0.0.1:$CH_HTTP_PORT (CLICKHOUSE_URL=http://127.0.0.1:$CH_HTTP_PORT)"
+fi
+if wants kafka; then
+  wait_for kafka "port_open $KAFKA_PORT" 240
+  say "kafka       127.0.0.1:$KAFKA_PORT      (KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT)"
+fi

@@ -4,3 +4,4 @@ export * from './in-process-event-bus';
 export * from './kafka-event-bus';
 export * from './event-spool';
 export * from './fnv1a';
+export * from './kafka-consumer-fence';
