@@ -1,4 +1,4 @@
-import { fnv1a32, type AdEvent } from '@app/events';
+import { DIMENSION_FIELDS, fnv1a32, type AdEvent, type DimensionField } from '@app/events';
 import { emptyMeasures, type Measures } from '@app/report-model';
 
 /** The catalog dimensions of the exact daily cube, in key order (DESIGN.md, "Report store"). */
@@ -17,27 +17,14 @@ export const EXACT_KEY_FIELDS = [
   'size',
 ] as const;
 
-/** Every dimension kept by the inexact tier, so that any filter of part 4.2 still applies there. */
-export const INEXACT_FIELDS = [
+/**
+ * Every dimension of an event, kept by the inexact tier so that any filter of part 4.2 still
+ * applies there: the cube's keys first, then the others in the event schema's order.
+ */
+export const INEXACT_FIELDS: readonly DimensionField[] = [
   ...EXACT_KEY_FIELDS,
-  'advertiser_domain',
-  'placement_id',
-  'list_id',
-  'segment_key',
-  'segment_value',
-  'age',
-  'gender',
-  'country',
-  'region',
-  'metro',
-  'zip',
-  'device_maker',
-  'device_model',
-  'device_type',
-  'os',
-  'browser',
-  'email_domain',
-] as const;
+  ...DIMENSION_FIELDS.filter((field) => !(EXACT_KEY_FIELDS as readonly string[]).includes(field)),
+];
 
 /** Events that move a reported measure; auctions, bids and wins feed other analyses. */
 export function isReportable(event: AdEvent): boolean {
