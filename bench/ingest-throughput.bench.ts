@@ -5,11 +5,10 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { loadCatalog } from '@app/catalog';
-import { loadConfig } from '@app/config';
 import { generateDemoTraffic } from '@app/demo-traffic';
 import { EVENT_TOPICS, KafkaEventBus, TOPIC_BY_TYPE, toMessage, type OutgoingMessage } from '@app/events';
 import { openReportStore } from '@app/report-store';
-import { IngestConfig, IngestService } from '@apps/ingest';
+import { IngestService } from '@apps/ingest';
 
 /**
  * Ingest throughput from Kafka to queryable ClickHouse rows. `npm run bench:ingest` (stack:up first).
@@ -92,7 +91,7 @@ async function main(): Promise<void> {
       )[0].n,
     );
   const consumer = bus(`${run}-ingest`);
-  const ingest = new IngestService(consumer, store, loadConfig(IngestConfig, {}));
+  const ingest = new IngestService(consumer, store);
   const reportable = sent; // every generated event is an impression, click or conversion
   started = Date.now();
   await consumer.subscribe(`${run}-ingest`, EVENT_TOPICS, (batch) => ingest.handle(batch));

@@ -2,7 +2,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '@app/config';
 import {
   EVENT_TOPICS,
   InProcessEventBus,
@@ -22,7 +21,7 @@ import {
   requireOrSkip,
   stackServersInstalled,
 } from '@app/testing';
-import { IngestConfig, IngestService } from '@apps/ingest';
+import { IngestService } from '@apps/ingest';
 
 /**
  * The exact tier under the faults that used to double count: a materialized view failing half-way
@@ -69,7 +68,7 @@ async function publish(bus: EventBus, events: readonly AdEvent[], chunk = 500): 
 
 /** Subscribes an ingest to the bus; counts the batches it failed to store (and that come again). */
 async function ingestInto(bus: EventBus, store: ReportStore, group: string): Promise<{ failures: number }> {
-  const ingest = new IngestService(bus, store, loadConfig(IngestConfig, {}));
+  const ingest = new IngestService(bus, store);
   const stats = { failures: 0 };
   await bus.subscribe(group, EVENT_TOPICS, async (batch) => {
     try {

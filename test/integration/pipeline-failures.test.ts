@@ -2,7 +2,6 @@ import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '@app/config';
 import {
   EVENT_TOPICS,
   KafkaEventBus,
@@ -19,7 +18,7 @@ import {
   requireOrSkip,
   stackServersInstalled,
 } from '@app/testing';
-import { IngestConfig, IngestService } from '@apps/ingest';
+import { IngestService } from '@apps/ingest';
 
 /**
  * The failure tests of the pipeline, on a private stack (free ports, or PRIVATE_* from the
@@ -111,7 +110,7 @@ async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise
 }
 
 function ingestFor(bus: KafkaEventBus, store: ReportStore): IngestService {
-  return new IngestService(bus, store, loadConfig(IngestConfig, {}));
+  return new IngestService(bus, store);
 }
 
 describe.runIf(

@@ -3,3 +3,4 @@ export * from './ingest.config';
 export * from './ingest.service';
 export * from './store-maintenance.service';
 export * from './ingest.tokens';
+export * from './event-bus.transport';

@@ -4,6 +4,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { ObservabilityModule } from '@app/observability';
 import { GenericExceptionFilter } from '@app/runtime';
 import { REPORT_STORE, type ReportStore } from '@app/report-store';
+import { IngestController } from './ingest.controller';
 import { IngestService } from './ingest.service';
 import { StoreMaintenanceService } from './store-maintenance.service';
 import { INGEST_CLOCK, INGEST_CONFIG, type Clock } from './ingest.tokens';
@@ -23,6 +24,7 @@ export class IngestModule {
     return {
       module: IngestModule,
       imports: [ObservabilityModule.forRoot({ reportStore: () => deps.reportStore.ping() })],
+      controllers: [IngestController],
       providers: [
         { provide: APP_FILTER, useClass: GenericExceptionFilter },
         { provide: INGEST_CONFIG, useValue: deps.config },

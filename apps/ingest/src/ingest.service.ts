@@ -1,20 +1,12 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   DEAD_LETTER_TOPIC,
   EVENT_BUS,
-  EVENT_TOPICS,
   describeBatch,
   parseAdEvent,
   type DeliveredBatch,
   type EventBus,
   type OutgoingMessage,
-  type Subscription,
 } from '@app/events';
 import {
   deadLetters,
@@ -24,34 +16,20 @@ import {
   replayedEvents,
 } from '@app/observability';
 import { REPORT_STORE, type OffsetEvent, type ReportStore } from '@app/report-store';
-import { INGEST_CONFIG } from './ingest.tokens';
-import type { IngestConfig } from './ingest.config';
 
 /**
- * Consumes event batches and stores them. A message that does not parse or validate goes to the
- * dead-letter topic with its reason and never blocks its partition; the valid rest is stored with
- * the source's offsets, so a redelivered batch changes nothing.
+ * Stores event batches. A message that does not parse or validate goes to the dead-letter topic
+ * with its reason and never blocks its partition; the valid rest is stored with the source's
+ * offsets, so a redelivered batch changes nothing.
  */
 @Injectable()
-export class IngestService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class IngestService {
   private readonly logger = new Logger('Ingest');
-  private subscription?: Subscription;
 
   constructor(
     @Inject(EVENT_BUS) private readonly bus: EventBus,
     @Inject(REPORT_STORE) private readonly store: ReportStore,
-    @Inject(INGEST_CONFIG) private readonly config: IngestConfig,
   ) {}
-
-  async onApplicationBootstrap(): Promise<void> {
-    this.subscription = await this.bus.subscribe(this.config.INGEST_GROUP_ID, EVENT_TOPICS, (batch) =>
-      this.handle(batch),
-    );
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.subscription?.stop();
-  }
 
   async handle(batch: DeliveredBatch): Promise<void> {
     const events: OffsetEvent[] = [];
@@ -71,13 +49,6 @@ export class IngestService implements OnApplicationBootstrap, OnApplicationShutd
         });
       }
     }
-    if (rejected.length > 0) {
-      await this.bus.publish(DEAD_LETTER_TOPIC, rejected);
-      deadLetters.inc({ topic: batch.topic }, rejected.length);
-      this.logger.warn(
-        `${rejected.length} message(s) of ${batch.topic}/${batch.partition} sent to ${DEAD_LETTER_TOPIC}`,
-      );
-    }
     try {
       const result = await this.store.ingest(batch.source, events, { signal: batch.signal });
       ingestedEvents.inc({ topic: batch.topic }, result.stored);
@@ -91,6 +62,15 @@ export class IngestService implements OnApplicationBootstrap, OnApplicationShutd
         `batch ${describeBatch(batch)} not stored, will be redelivered: ${(error as Error).message}`,
       );
       throw error;
+    }
+    // After the store, so that a batch redelivered because the store failed does not send its
+    // rejects again; a crash between the two sends them again (headers name their source).
+    if (rejected.length > 0) {
+      await this.bus.publish(DEAD_LETTER_TOPIC, rejected);
+      deadLetters.inc({ topic: batch.topic }, rejected.length);
+      this.logger.warn(
+        `${rejected.length} message(s) of ${batch.topic}/${batch.partition} sent to ${DEAD_LETTER_TOPIC}`,
+      );
     }
   }
 }

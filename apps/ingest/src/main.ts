@@ -4,6 +4,7 @@ import { createLogger } from '@app/observability';
 import { eventBusFrom, reportStoreFrom, startHttpApp } from '@app/runtime';
 import { IngestConfig } from './ingest.config';
 import { IngestModule } from './ingest.module';
+import { EventBusTransport } from './event-bus.transport';
 
 /**
  * The ingest app alone. On the embedded bus it only sees events published in its own process, so
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
     port: config.INGEST_PORT,
     logger,
     name: 'ingest',
+    transports: [new EventBusTransport(bus, config.INGEST_GROUP_ID)],
   });
   process.once(
     'SIGTERM',

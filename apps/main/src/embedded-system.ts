@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { loadConfig } from '@app/config';
 import { GeoResolver } from '@app/audience';
 import { AD_TAG_PATHS, AuctionConfig, AuctionModule, EventPublisher, TrackerDispatcher } from '@apps/auction';
-import { IngestConfig, IngestModule } from '@apps/ingest';
+import { EventBusTransport, IngestConfig, IngestModule } from '@apps/ingest';
 import { ReportingConfig, ReportingModule, type Clock } from '@apps/reporting';
 import type { Catalog } from '@app/catalog';
 import type { EventBus } from '@app/events';
@@ -52,6 +52,7 @@ export async function startEmbeddedSystem(
     port: ingestConfig.INGEST_PORT,
     logger,
     name: 'ingest',
+    transports: [new EventBusTransport(bus, ingestConfig.INGEST_GROUP_ID)],
   });
   const reporting = await startHttpApp(
     ReportingModule.forRoot({ config: reportingConfig, catalog, reportStore, stateStore, clock }),

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Module, type DynamicModule, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { CustomTransportStrategy } from '@nestjs/microservices';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { PinoNestLogger, bindRequestScope, requestLoggingModule, runWithAppLogger } from '@app/observability';
@@ -14,6 +15,8 @@ export interface HttpAppOptions {
   readonly name: string;
   /** Paths whose successful requests are logged at debug level (high-volume endpoints). */
   readonly highVolumePaths?: RegExp;
+  /** Microservice transports of the app, started before the HTTP server and closed with the app. */
+  readonly transports?: readonly CustomTransportStrategy[];
 }
 
 /** The root of every HTTP app: its own module beside nestjs-pino's request logging. */
@@ -41,6 +44,10 @@ export async function startHttpApp(module: unknown, options: HttpAppOptions): Pr
     });
     app.use(bindRequestScope(appLogger));
     app.disable('x-powered-by');
+    for (const strategy of options.transports ?? []) {
+      app.connectMicroservice({ strategy }, { inheritAppConfig: true });
+    }
+    await app.startAllMicroservices();
     await app.listen(options.port, options.host);
     appLogger.info({ url: `http://${options.host}:${listeningPort(app)}` }, 'listening');
     return app;

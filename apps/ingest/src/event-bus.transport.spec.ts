@@ -1,0 +1,61 @@
+import 'reflect-metadata';
+import { Controller, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InProcessEventBus, type DeliveredBatch } from '@app/events';
+import { EventBusContext, EventBusTransport } from './event-bus.transport';
+
+const seen: { topic: string; values: string[]; fromContext: string }[] = [];
+let failuresLeft = 0;
+
+@Controller()
+class TestHandlers {
+  @EventPattern(['clicks', 'opens'])
+  async handle(@Payload() batch: DeliveredBatch, @Ctx() context: EventBusContext): Promise<void> {
+    await Promise.resolve();
+    if (failuresLeft > 0) {
+      failuresLeft -= 1;
+      throw new Error('store unavailable');
+    }
+    seen.push({
+      topic: batch.topic,
+      values: batch.messages.map((m) => m.value),
+      fromContext: context.batch.topic,
+    });
+  }
+}
+
+@Module({ controllers: [TestHandlers] })
+class TestModule {}
+
+describe('EventBusTransport', () => {
+  const bus = new InProcessEventBus({ retryDelayMs: 5, lingerMs: 1 });
+
+  afterEach(() => {
+    seen.length = 0;
+  });
+
+  it('hands each @EventPattern handler whole batches of its topics, and redelivers a batch whose handler threw', async () => {
+    const app = await NestFactory.createMicroservice(TestModule, {
+      strategy: new EventBusTransport(bus, 'test-group'),
+      logger: false,
+    });
+    await app.listen();
+    failuresLeft = 2;
+    await bus.publish('clicks', [
+      { key: 'a', value: 'c1' },
+      { key: 'a', value: 'c2' },
+    ]);
+    await bus.publish('opens', [{ key: 'a', value: 'o1' }]);
+    await bus.publish('ignored', [{ key: 'a', value: 'x' }]);
+    await bus.drain();
+    expect(failuresLeft).toBe(0);
+    expect(seen.flatMap((s) => s.values).sort()).toEqual(['c1', 'c2', 'o1']);
+    expect(seen.every((s) => s.fromContext === s.topic)).toBe(true);
+    await app.close();
+    await bus.publish('clicks', [{ key: 'a', value: 'after close' }]);
+    expect(seen.flatMap((s) => s.values)).not.toContain('after close');
+    await bus.close();
+  });
+});
