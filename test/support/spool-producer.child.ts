@@ -39,7 +39,7 @@ async function publish(): Promise<void> {
 }
 
 async function drain(): Promise<void> {
-  await bus.drain(50_000);
+  await bus.drain();
   console.log(JSON.stringify({ drained: true }));
   await bus.close();
 }
