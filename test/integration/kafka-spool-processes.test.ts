@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,7 @@ import { STACK, requireOrSkip } from '@app/testing';
  */
 const ROOT = path.resolve(__dirname, '../..');
 const BROKERS = STACK.kafkaBrokers;
+let compiled = '';
 let child = '';
 let unreachable = '';
 
@@ -123,7 +124,7 @@ describe.runIf(requireOrSkip(inject('stack').kafka, `Kafka at ${BROKERS} (npm ru
   'Kafka spool across producer processes',
   () => {
     beforeAll(async () => {
-      const out = mkdtempSync(path.join(tmpdir(), 'adx-spool-child-'));
+      compiled = mkdtempSync(path.join(tmpdir(), 'adx-spool-child-'));
       execFileSync(
         process.execPath,
         [
@@ -131,12 +132,12 @@ describe.runIf(requireOrSkip(inject('stack').kafka, `Kafka at ${BROKERS} (npm ru
           'libs',
           'test/support/spool-producer.child.ts',
           '-d',
-          out,
+          compiled,
           '--quiet',
         ],
         { cwd: ROOT, stdio: 'pipe' },
       );
-      child = path.join(out, 'test/support/spool-producer.child.js');
+      child = path.join(compiled, 'test/support/spool-producer.child.js');
       unreachable = `127.0.0.1:${await freePort()}`;
     }, 60_000);
 
@@ -146,6 +147,7 @@ describe.runIf(requireOrSkip(inject('stack').kafka, `Kafka at ${BROKERS} (npm ru
 
     afterAll(async () => {
       await Promise.all(running.splice(0).map(kill));
+      rmSync(compiled, { recursive: true, force: true });
     });
 
     it('two processes, same client id and spool folder, Kafka down, both killed: every acknowledged event arrives', async () => {
