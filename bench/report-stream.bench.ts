@@ -11,7 +11,7 @@ import { loadConfig } from '@app/config';
 import type { AdEvent } from '@app/events';
 import { createLogger } from '@app/observability';
 import { openReportStore, type OffsetEvent } from '@app/report-store';
-import { listeningPort, startHttpApp } from '@app/runtime';
+import { listeningPort, reportStoreFrom, startHttpApp } from '@app/runtime';
 import { MemoryStateStore } from '@app/state-store';
 import { ReportClient, makeEvent } from '@app/testing';
 import { ReportingConfig, ReportingModule } from '@apps/reporting';
@@ -20,7 +20,8 @@ import { ReportingConfig, ReportingModule } from '@apps/reporting';
  * One report of a million rows, streamed in every format through the reporting app over HTTP.
  *
  * `npm run build && node dist/bench/report-stream.bench.js [--rows 1000000] [--store file.duckdb]
- *  [--formats xlsx,html,xml,json,xlsx] [--duckdb-memory-limit 64MB]`
+ *  [--formats xlsx,html,xml,json,xlsx] [--duckdb-memory-limit 64MB]` (the memory limit is
+ *  DUCKDB_MEMORY_LIMIT's default unless given; `0` for DuckDB's own default)
  *
  * The parent seeds a DuckDB file (in a temporary directory, deleted at the end, unless `--store`
  * names one to keep and reuse) through the store's ingest: for each of `--rows` distinct zip codes
@@ -53,20 +54,23 @@ const FORMATS: Readonly<Record<string, string>> = {
 const DAY_MS = 86_400_000;
 const MIB = 1024 * 1024;
 
-/** Child mode: the reporting app alone on the seeded file; prints its port. */
-async function serve(file: string): Promise<void> {
-  const store = await openReportStore({
-    kind: 'duckdb',
-    path: file,
-    sampleDenominator: 1,
-    queryTimeoutMs: 120_000,
-    memoryLimit: values['duckdb-memory-limit'],
-  });
-  const config = loadConfig(ReportingConfig, {
+/** The reporting app's configuration on the seeded file; `--duckdb-memory-limit` sets DUCKDB_MEMORY_LIMIT. */
+function benchConfig(file: string): ReportingConfig {
+  return loadConfig(ReportingConfig, {
+    DUCKDB_PATH: file,
+    DUCKDB_MEMORY_LIMIT: values['duckdb-memory-limit'],
+    INEXACT_SAMPLE_DENOMINATOR: '1',
     REPORTING_PORT: '0',
     RATE_LIMIT_PER_SECOND: '10000',
     QUERY_TIMEOUT_MS: '120000',
   });
+}
+
+/** Child mode: the reporting app alone on the seeded file; prints its port. */
+async function serve(file: string): Promise<void> {
+  const config = benchConfig(file);
+  // The store as the app opens it, so that DUCKDB_MEMORY_LIMIT's default is what is measured.
+  const store = await reportStoreFrom(config, config.QUERY_TIMEOUT_MS);
   const app = await startHttpApp(
     ReportingModule.forRoot({
       config,
@@ -327,7 +331,8 @@ async function main(): Promise<void> {
   }
   const model =
     readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1] ?? cpus()[0]?.model;
-  const limit = values['duckdb-memory-limit'] ?? "DuckDB's default";
+  const configured = benchConfig(file).DUCKDB_MEMORY_LIMIT;
+  const limit = configured === '0' ? "DuckDB's default" : configured;
   console.log(
     `\n${rows} rows (zip split, ${body.columns.length + 1} columns, sorted by clicks then impressions), ` +
       `DuckDB memory_limit ${limit}; ${cpus().length} CPUs (${model}), Node.js ${process.version}\n`,

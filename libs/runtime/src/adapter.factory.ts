@@ -29,8 +29,10 @@ export function reportStoreFrom(settings: StoreSettings, queryTimeoutMs = 30_000
   return openReportStore({
     kind: 'duckdb',
     path: settings.DUCKDB_PATH,
+    rawRetentionMonths: settings.RAW_RETENTION_MONTHS,
     sampleDenominator: settings.INEXACT_SAMPLE_DENOMINATOR,
     queryTimeoutMs,
+    memoryLimit: settings.DUCKDB_MEMORY_LIMIT === '0' ? undefined : settings.DUCKDB_MEMORY_LIMIT,
   });
 }
 
