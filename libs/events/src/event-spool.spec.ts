@@ -17,8 +17,8 @@ import { register } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SpoolDirectory, SpoolErrorCode, type EventSpool, type SpoolEntry } from './event-spool';
 
-/** Counts fdatasync calls, to see appends share them. */
-const syncs = vi.hoisted(() => ({ count: 0 }));
+/** Counts fdatasync calls, to see appends share them; fails one write halfway, as a full disk does. */
+const syncs = vi.hoisted(() => ({ count: 0, failNextWrite: false }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof NodeFs>();
   return {
@@ -26,6 +26,23 @@ vi.mock('node:fs', async (importOriginal) => {
     fdatasync: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
       syncs.count += 1;
       fs.fdatasync(fd, callback);
+    },
+    write: (
+      fd: number,
+      buffer: Buffer,
+      offset: number,
+      length: number,
+      position: null,
+      callback: (error: NodeJS.ErrnoException | null, written: number, buffer: Buffer) => void,
+    ) => {
+      if (!syncs.failNextWrite) {
+        fs.write(fd, buffer, offset, length, position, callback);
+        return;
+      }
+      syncs.failNextWrite = false;
+      fs.write(fd, buffer, offset, Math.floor(length / 2), position, () =>
+        callback(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }), 0, buffer),
+      );
     },
   };
 });
@@ -97,6 +114,16 @@ describe('EventSpool and SpoolDirectory', () => {
     await expect(refused).rejects.toMatchObject({ code: SpoolErrorCode.Full });
     await expect(refused).rejects.toThrow(/spool full/);
     expect(await readAll(spools.own)).toEqual(['x'.repeat(150)]);
+  });
+
+  it('a write that fails halfway rejects its appends and leaves no half line before later ones', async () => {
+    const spools = directory();
+    await spools.own.append(entry('a'));
+    syncs.failNextWrite = true;
+    await expect(spools.own.append(entry('b'))).rejects.toThrow(/ENOSPC/);
+    await spools.own.append(entry('c'));
+    expect(readFileSync(file('adx@0.spool.jsonl'), 'utf8')).toBe(line(entry('a')) + line(entry('c')));
+    expect(await readAll(spools.own)).toEqual(['a', 'c']);
   });
 
   it('counts every spool of the process in adx_event_spool_bytes', async () => {

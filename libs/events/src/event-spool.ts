@@ -235,9 +235,16 @@ export class EventSpool {
   }
 
   /** The next entries to replay (at least one, about `limit` bytes), or undefined when none wait. */
-  read(limit: number): Promise<{ entries: SpoolEntry[]; end: number } | undefined> {
-    if (this.closed || this.cursor >= this.size) {
-      return Promise.resolve(undefined);
+  async read(limit: number): Promise<{ entries: SpoolEntry[]; end: number } | undefined> {
+    if (this.closed) {
+      return undefined;
+    }
+    if (this.cursor >= this.size) {
+      // All replayed, and the write that ran at the last commit (which kept it) failed: truncate now.
+      if (this.size > 0 && !this.writing) {
+        this.truncate();
+      }
+      return undefined;
     }
     return this.track(this.readFrom(this.cursor, limit));
   }
