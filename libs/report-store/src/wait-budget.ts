@@ -2,8 +2,9 @@ import { ReportStoreErrorCode, ReportStoreException } from './report-store.excep
 
 /**
  * The time a query may spend in the store, spent only while waiting on it: a timer interrupts the
- * query when a wait outlasts what is left, and a wait that ends past it fails as a timeout too
- * (an interrupt can arrive after the work it meant to stop).
+ * query when a wait outlasts what is left. A wait whose work succeeded returns its value even when
+ * it ended past the limit (the interrupt came too late to matter, or the timer had not run yet);
+ * the next wait then fails as a timeout before it starts.
  */
 export class WaitBudget {
   private left: number;
@@ -18,20 +19,19 @@ export class WaitBudget {
   }
 
   async wait<T>(work: () => Promise<T>): Promise<T> {
+    if (this.left <= 0) {
+      this.spent = true;
+      throw new ReportStoreException(ReportStoreErrorCode.Timeout, 'query timed out');
+    }
     const started = Date.now();
     this.timer = setTimeout(() => {
       this.spent = true;
       this.interrupt();
     }, this.left);
     try {
-      const value = await work();
-      this.left -= Date.now() - started;
-      if (this.spent || this.left < 0) {
-        this.spent = true;
-        throw new ReportStoreException(ReportStoreErrorCode.Timeout, 'query timed out');
-      }
-      return value;
+      return await work();
     } finally {
+      this.left -= Date.now() - started;
       this.stop();
     }
   }
