@@ -228,7 +228,7 @@ export class EventSpool {
     const accepted = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
     if (!this.writing) {
       this.writing = true;
-      this.written = this.writeAll();
+      this.written = this.writeBuffered();
     }
     reportBytes();
     return accepted;
@@ -290,7 +290,7 @@ export class EventSpool {
     return work;
   }
 
-  private async writeAll(): Promise<void> {
+  private async writeBuffered(): Promise<void> {
     while (this.buffer.length > 0) {
       await this.writeBatch();
     }
