@@ -1,0 +1,78 @@
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { loadCatalog } from '@app/catalog';
+import { generateDemoTraffic } from '@app/demo-traffic';
+import { ClickHouseReportStore, type OffsetEvent } from '@app/report-store';
+
+/**
+ * How long a closed day takes to become final on ClickHouse: the first seal of a day of N events,
+ * a pass with nothing to do, and a reseal after a late duplicate arrived.
+ * `npm run bench:seal -- --events-per-day 1000000` (stack:up first).
+ */
+const { values } = parseArgs({
+  options: {
+    'events-per-day': { type: 'string', default: '1000000' },
+    days: { type: 'string', default: '2' },
+    url: { type: 'string', default: 'http://127.0.0.1:18123' },
+  },
+});
+const EVENTS_PER_DAY = Number(values['events-per-day']);
+const DAYS = Number(values.days);
+const NOW = new Date();
+
+async function timed<T>(what: string, work: () => Promise<T>): Promise<T> {
+  const started = process.hrtime.bigint();
+  const result = await work();
+  console.log(`${what}: ${(Number(process.hrtime.bigint() - started) / 1e6).toFixed(0)} ms`);
+  return result;
+}
+
+async function main(): Promise<void> {
+  const database = `adx_bench_seal_${Date.now()}`;
+  const store = new ClickHouseReportStore({
+    url: values.url,
+    database,
+    migrationsDir: 'clickhouse',
+    sampleDenominator: 10,
+    queryTimeoutMs: 120_000,
+    rawRetentionMonths: 120,
+    insertTimeoutMs: 120_000,
+  });
+  await store.migrate();
+  const events = generateDemoTraffic(loadCatalog(), {
+    days: DAYS,
+    eventsPerDay: EVENTS_PER_DAY,
+    now: NOW,
+    seed: 11,
+  });
+  let batch: OffsetEvent[] = [];
+  let offset = 0;
+  let last: OffsetEvent | undefined;
+  await timed(`load ${DAYS} days of ${EVENTS_PER_DAY} events`, async () => {
+    for (const event of events) {
+      last = { offset: String(offset++), event };
+      batch.push(last);
+      if (batch.length === 50_000) {
+        await store.ingest('bench/0', batch);
+        batch = [];
+      }
+    }
+    await store.ingest('bench/0', batch);
+  });
+  console.log(`${offset} events stored`);
+  const first = await timed('first seal of every closed day', () => store.seal(NOW));
+  console.log(`  sealed ${first.sealed.join(', ')}`);
+  await timed('a pass with nothing to do', () => store.seal(NOW));
+  await timed('a pass with nothing to do, again', () => store.seal(NOW));
+  // A producer retry delivers the last event of yesterday once more.
+  await store.ingest('bench/retry', [{ offset: '0', event: last!.event }]);
+  const again = await timed('reseal after a late duplicate', () => store.seal(NOW));
+  console.log(`  sealed ${again.sealed.join(', ')}`);
+  await store.close();
+  await fetch(`${values.url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${database}` });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
