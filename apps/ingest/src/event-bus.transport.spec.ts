@@ -3,7 +3,7 @@ import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InProcessEventBus, type DeliveredBatch } from '@app/events';
+import { InProcessEventBus, type BatchHandler, type DeliveredBatch, type Subscription } from '@app/events';
 import { EventBusContext, EventBusTransport } from './event-bus.transport';
 
 const seen: { topic: string; values: string[]; fromContext: string }[] = [];
@@ -57,5 +57,38 @@ describe('EventBusTransport', () => {
     await bus.publish('clicks', [{ key: 'a', value: 'after close' }]);
     expect(seen.flatMap((s) => s.values)).not.toContain('after close');
     await bus.close();
+  });
+
+  it('starts when the bus cannot be reached yet, and subscribes as soon as it answers', async () => {
+    /** The in-process bus behind a connection that is refused twice, as Kafka starting late would. */
+    class LateBus extends InProcessEventBus {
+      refusals = 2;
+
+      override subscribe(
+        groupId: string,
+        topics: readonly string[],
+        handler: BatchHandler,
+      ): Promise<Subscription> {
+        if (this.refusals > 0) {
+          this.refusals -= 1;
+          return Promise.reject(new Error('connect ECONNREFUSED'));
+        }
+        return super.subscribe(groupId, topics, handler);
+      }
+    }
+    const late = new LateBus({ retryDelayMs: 5, lingerMs: 1 });
+    const app = await NestFactory.createMicroservice(TestModule, {
+      strategy: new EventBusTransport(late, 'late-group', 10),
+      logger: false,
+    });
+    await app.listen();
+    expect(late.refusals).toBe(1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(late.refusals).toBe(0);
+    await late.publish('opens', [{ key: 'a', value: 'late' }]);
+    await late.drain();
+    expect(seen.flatMap((s) => s.values)).toEqual(['late']);
+    await app.close();
+    await late.close();
   });
 });

@@ -18,24 +18,39 @@ export class EventBusContext extends BaseRpcContext<[DeliveredBatch]> {
  */
 export class EventBusTransport extends Server implements CustomTransportStrategy {
   private subscription?: Subscription;
+  private subscribing?: Promise<void>;
+  private retry?: NodeJS.Timeout;
+  private closed = false;
 
   constructor(
     private readonly bus: EventBus,
     private readonly groupId: string,
+    private readonly retryMs = 1_000,
   ) {
     super();
   }
 
+  /**
+   * Ready once subscribed, or at once when the bus cannot be reached yet (Kafka down at start):
+   * the app then serves its health and metrics and subscribes as soon as the bus answers.
+   */
   listen(callback: (error?: unknown) => void): void {
-    this.bus
-      .subscribe(this.groupId, [...this.messageHandlers.keys()], (batch) => this.dispatch(batch))
-      .then((subscription) => {
-        this.subscription = subscription;
+    this.subscribing = this.subscribe().then(
+      () => callback(),
+      (error: unknown) => {
+        this.logger.warn(
+          `cannot subscribe ${this.groupId} yet (${(error as Error).message}); trying again every ${this.retryMs} ms`,
+        );
+        this.scheduleRetry();
         callback();
-      }, callback);
+      },
+    );
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    await this.subscribing;
     await this.subscription?.stop();
     this.subscription = undefined;
   }
@@ -47,6 +62,31 @@ export class EventBusTransport extends Server implements CustomTransportStrategy
 
   unwrap<T>(): T {
     return this.bus as T;
+  }
+
+  private async subscribe(): Promise<void> {
+    const subscription = await this.bus.subscribe(this.groupId, [...this.messageHandlers.keys()], (batch) =>
+      this.dispatch(batch),
+    );
+    if (this.closed) {
+      await subscription.stop();
+      return;
+    }
+    this.subscription = subscription;
+  }
+
+  private scheduleRetry(): void {
+    this.retry = setTimeout(() => {
+      if (this.closed) {
+        return;
+      }
+      this.subscribing = this.subscribe().then(
+        () => {
+          this.logger.log(`subscribed ${this.groupId}`);
+        },
+        () => this.scheduleRetry(),
+      );
+    }, this.retryMs);
   }
 
   private async dispatch(batch: DeliveredBatch): Promise<void> {
