@@ -2,6 +2,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -51,6 +52,22 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
   }
 }
 
+/** Today's impressions in the exact tier of a stopped process's DuckDB file. */
+async function impressionsToday(file: string): Promise<number> {
+  const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+  const connection = await instance.connect();
+  try {
+    const today = new Date().toISOString().slice(0, 10);
+    const reader = await connection.runAndReadAll(
+      `SELECT coalesce(sum(unique_impressions + reopens), 0) FROM exact_daily WHERE day = CAST('${today}' AS DATE)`,
+    );
+    return Number(reader.getRows()[0][0]);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
 const said = (running: Running, msg: string) => running.lines.some((line) => line.includes(`"msg":"${msg}`));
 
 describe('npm start: SIGTERM stops it cleanly, and a restart finds its data', () => {
@@ -73,6 +90,28 @@ describe('npm start: SIGTERM stops it cleanly, and a restart finds its data', ()
     current.child.kill('SIGTERM');
     expect(await current.exited).toEqual({ code: 0, signal: null });
     expect(readdirSync(dataDir).filter((f) => f.endsWith('.wal'))).toEqual([]);
+  }, 120_000);
+
+  it('SIGTERM right after the last answered ad request: every served impression is stored before it exits', async () => {
+    current = start(dataDir);
+    await until(() => said(current!, 'ready'), 90_000, 'the start to be ready');
+    const ready = current.lines
+      .map((line) => JSON.parse(line) as { msg?: string; auction?: string })
+      .find((line) => line.msg === 'ready');
+    const served = await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const response = await fetch(
+          `${ready!.auction}/img/slot-1-1-1?placement=plc-shutdown&recipient=shutdown-${i}&cb=${i}`,
+          { redirect: 'manual' },
+        );
+        await response.arrayBuffer();
+        return response.status === 302 ? 1 : 0;
+      }),
+    );
+    current.child.kill('SIGTERM');
+    expect(await current.exited).toEqual({ code: 0, signal: null });
+    expect(await impressionsToday(path.join(dataDir, 'adx.duckdb'))).toBe(served.reduce((a, b) => a + b, 0));
+    expect(served.reduce((a, b) => a + b, 0)).toBe(200);
   }, 120_000);
 
   it('restarts on the same file without seeding again, and stops cleanly again', async () => {
