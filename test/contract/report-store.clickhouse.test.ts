@@ -4,21 +4,32 @@ import { STACK, requireOrSkip } from '@app/testing';
 import { closedStoreContract, reportStoreContract, retentionContract } from './report-store.contract';
 
 let databases = 0;
-const openClickHouse = (rawRetentionMonths = 120) =>
-  openReportStore({
+let lastDatabase = '';
+const openClickHouse = (
+  rawRetentionMonths = 120,
+  database = `adx_test_${process.pid}_${Date.now()}_${databases++}`,
+  inexactRollup = true,
+) => {
+  lastDatabase = database;
+  return openReportStore({
     kind: 'clickhouse',
     url: STACK.clickhouseUrl,
-    database: `adx_test_${process.pid}_${Date.now()}_${databases++}`,
+    database,
     migrationsDir: 'clickhouse',
     sampleDenominator: 10,
     queryTimeoutMs: 10_000,
     rawRetentionMonths,
+    inexactRollup,
   });
+};
 
 describe.runIf(
   requireOrSkip(inject('stack').clickhouse, `ClickHouse at ${STACK.clickhouseUrl} (npm run stack:up)`),
 )('clickhouse', () => {
-  reportStoreContract('clickhouse', () => openClickHouse(), 10);
+  reportStoreContract('clickhouse', () => openClickHouse(), 10, {
+    // The same database, every inexact query read from the sample rather than the rollup.
+    sampleTwin: () => openClickHouse(120, lastDatabase, false),
+  });
   closedStoreContract('clickhouse', () => openClickHouse());
   retentionContract('clickhouse', openClickHouse);
 });

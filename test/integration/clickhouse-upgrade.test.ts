@@ -2,13 +2,20 @@ import { copyFileSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { ClickHouseReportStore, EXACT_KEY_FIELDS, INEXACT_FIELDS, type ReportStore } from '@app/report-store';
-import { MEASURE_NAMES } from '@app/report-model';
-import { STACK, demoEvents, expectedBySplit, requireOrSkip } from '@app/testing';
+import {
+  ClickHouseReportStore,
+  EXACT_KEY_FIELDS,
+  INEXACT_FIELDS,
+  ROLLUP_DIMENSIONS,
+  ROLLUP_SCOPE_FIELDS,
+  type ReportStore,
+} from '@app/report-store';
+import { MEASURE_NAMES, SPLITS, type StoreRow } from '@app/report-model';
+import { STACK, demoEvents, expectedBySplit, makeEvent, requireOrSkip } from '@app/testing';
 
 const AFTER_THE_EVENTS = new Date('2026-11-22T12:00:00.000Z');
 
-function store(database: string, migrationsDir: string): ClickHouseReportStore {
+function store(database: string, migrationsDir: string, inexactRollup = true): ClickHouseReportStore {
   return new ClickHouseReportStore({
     url: STACK.clickhouseUrl,
     database,
@@ -16,7 +23,33 @@ function store(database: string, migrationsDir: string): ClickHouseReportStore {
     sampleDenominator: 10,
     queryTimeoutMs: 20_000,
     rawRetentionMonths: 120,
+    inexactRollup,
   });
+}
+
+/** A copy of the migrations before `version` (`NNN`): a store as an older release left it. */
+function migrationsBefore(version: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'adx-migrations-'));
+  for (const file of readdirSync('clickhouse').filter((f) => f < version)) {
+    copyFileSync(path.join('clickhouse', file), path.join(dir, file));
+  }
+  return dir;
+}
+
+/** Every inexact split, rows sorted by key. */
+async function inexactSplits(reports: ReportStore): Promise<Record<string, StoreRow[]>> {
+  const out: Record<string, StoreRow[]> = {};
+  for (const split of SPLITS.filter((s) => s.exactness === 'inexact' || s.variantExactness === 'inexact')) {
+    const rows = await reports.query({
+      range: { start: '2026-01-01', end: '2026-11-21' },
+      split: split.name,
+      filters: [],
+      scope: {},
+      tier: 'inexact',
+    });
+    out[split.name] = rows.sort((a, b) => String(a.key).localeCompare(String(b.key)));
+  }
+  return out;
 }
 
 async function byDay(reports: ReportStore): Promise<Record<string, unknown>> {
@@ -30,23 +63,31 @@ async function byDay(reports: ReportStore): Promise<Record<string, unknown>> {
   return Object.fromEntries(rows.map((r) => [r.key, r.measures]));
 }
 
-async function columns(database: string, table: string): Promise<string[]> {
+async function lines(sql: string): Promise<string[]> {
   const response = await fetch(`${STACK.clickhouseUrl}/`, {
     method: 'POST',
-    body: `SELECT name FROM system.columns WHERE database = '${database}' AND table = '${table}' FORMAT TSV`,
+    body: /^(SELECT|SHOW)/.test(sql) ? `${sql} FORMAT TSV` : sql,
   });
-  return (await response.text()).split('\n').filter(Boolean);
+  const text = await response.text();
+  if (!response.ok) {
+    throw new Error(`${sql}: ${text}`);
+  }
+  return text.split('\n').filter(Boolean);
 }
+
+const columns = (database: string, table: string) =>
+  lines(`SELECT name FROM system.columns WHERE database = '${database}' AND table = '${table}'`);
+
+/** The dimensions the rollup holds, as its view or the migration's copy wrote them. */
+const rollupDimensions = (database: string) =>
+  lines(`SELECT DISTINCT dimension FROM ${database}.inexact_daily WHERE dimension != '' ORDER BY dimension`);
 
 describe.runIf(
   requireOrSkip(inject('stack').clickhouse, `ClickHouse at ${STACK.clickhouseUrl} (npm run stack:up)`),
 )('ClickHouse schema', () => {
   it('a store written under migrations 001-004 keeps every event through 005 (daily partitions, seals)', async () => {
     const database = `adx_test_${process.pid}_${Date.now()}_upgrade`;
-    const before005 = mkdtempSync(path.join(tmpdir(), 'adx-migrations-'));
-    for (const file of readdirSync('clickhouse').filter((f) => f < '005')) {
-      copyFileSync(path.join('clickhouse', file), path.join(before005, file));
-    }
+    const before005 = migrationsBefore('005');
     const events = demoEvents(3, 2000);
     const old = store(database, before005);
     await old.migrate();
@@ -63,11 +104,56 @@ describe.runIf(
     await upgraded.close();
   });
 
+  it('a store sealed under migrations 001-005 gets its rollup from the sample in 006, final days staying final', async () => {
+    const database = `adx_test_${process.pid}_${Date.now()}_rollup`;
+    const events = demoEvents(3, 2000);
+    // A sealed store as 005 left it: the tiers and markers of a sealed store, copied without the
+    // rollup (this release's sealer writes the rollup too, so it cannot seal a 005 schema).
+    const sealed = store(`${database}_sealed`, 'clickhouse');
+    await sealed.migrate();
+    await sealed.ingest(
+      'upgrade/0',
+      events.map((event, i) => ({ offset: String(i), event })),
+    );
+    expect((await sealed.seal(AFTER_THE_EVENTS)).sealed).toHaveLength(3);
+    await sealed.close();
+    const old = store(database, migrationsBefore('006'));
+    await old.migrate();
+    await lines(`INSERT INTO ${database}.events_raw SELECT * FROM ${database}_sealed.events_raw`);
+    for (const tier of ['exact_daily', 'inexact_sample']) {
+      await lines(`TRUNCATE TABLE ${database}.${tier}`);
+      await lines(`INSERT INTO ${database}.${tier} SELECT * FROM ${database}_sealed.${tier}`);
+    }
+    // A late click on a closed day: live rows in the sample, which the rollup must inherit.
+    const late = makeEvent({ type: 'click', ts: `${events[0].ts.slice(0, 10)}T23:00:00.000Z` });
+    await old.ingest('upgrade/late', [{ offset: '0', event: late }]);
+    await old.close();
+
+    const upgraded = store(database, 'clickhouse');
+    await upgraded.migrate();
+    const sampleOnly = store(database, 'clickhouse', false);
+    expect(await rollupDimensions(database)).toEqual([...ROLLUP_DIMENSIONS].sort());
+    const sample = await inexactSplits(sampleOnly);
+    expect(sample.country.reduce((n, r) => n + r.measures.clicks, 0)).toBe(
+      events.filter((e) => e.type === 'click').length + 1,
+    );
+    expect(await inexactSplits(upgraded)).toEqual(sample);
+    // The copied markers keep the other days final; the late click's day is sealed again.
+    expect(await upgraded.seal(AFTER_THE_EVENTS)).toEqual({ sealed: [late.ts.slice(0, 10)], final: 2 });
+    expect(await inexactSplits(upgraded)).toEqual(sample);
+    expect(await inexactSplits(sampleOnly)).toEqual(sample);
+    expect(await upgraded.seal(AFTER_THE_EVENTS)).toEqual({ sealed: [], final: 3 });
+    await upgraded.close();
+    await sampleOnly.close();
+  });
+
   it('has the columns the code writes and reads: one list of dimensions for the SQL files and the code', async () => {
     const database = `adx_test_${process.pid}_${Date.now()}_columns`;
     const fresh = store(database, 'clickhouse');
     await fresh.migrate();
+    await fresh.ingest('columns/0', [{ offset: '0', event: makeEvent({ type: 'click' }) }]);
     await fresh.close();
+    expect(await rollupDimensions(database)).toEqual([...ROLLUP_DIMENSIONS].sort());
     const sealColumns = ['seal_raw_rows', 'live_rows'];
     expect(await columns(database, 'exact_daily')).toEqual([
       'day',
@@ -79,6 +165,14 @@ describe.runIf(
       'day',
       'hour',
       ...INEXACT_FIELDS,
+      ...MEASURE_NAMES,
+      ...sealColumns,
+    ]);
+    expect(await columns(database, 'inexact_daily')).toEqual([
+      'day',
+      'dimension',
+      'value',
+      ...ROLLUP_SCOPE_FIELDS,
       ...MEASURE_NAMES,
       ...sealColumns,
     ]);

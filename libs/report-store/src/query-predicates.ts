@@ -4,10 +4,17 @@ import { findSplit, type StoreQuery } from '@app/report-model';
 export interface SqlDialect {
   /** A value as SQL: a bound parameter (DuckDB) or an escaped literal (ClickHouse). */
   value(text: string): string;
-  /** A dimension's expression converted to text, to compare with filter values. */
-  asText(expression: string): string;
+  /** How a filter on the dimension compares. Only names from the split catalog ever get here. */
+  filterOperand(dimension: string): FilterOperand;
   /** A predicate that is never true. */
   readonly never: string;
+}
+
+/** The two sides of a filter's `IN`: the dimension's SQL, and each value as SQL of the same type. */
+export interface FilterOperand {
+  readonly expression: string;
+  /** Undefined for a value that is not of the dimension's type: no row has it. */
+  literal(value: string): string | undefined;
 }
 
 export function tierTable(tier: StoreQuery['tier']): string {
@@ -27,11 +34,7 @@ export function dimensionExpression(derived: Readonly<Record<string, string>>, d
 }
 
 /** The account scope and the filters of a query as predicates, to be combined with AND. */
-export function scopeAndFilterPredicates(
-  query: StoreQuery,
-  dialect: SqlDialect,
-  derived: Readonly<Record<string, string>>,
-): string[] {
+export function scopeAndFilterPredicates(query: StoreQuery, dialect: SqlDialect): string[] {
   const inList = (values: readonly string[]) => values.map((v) => dialect.value(v)).join(', ');
   const predicates: string[] = [];
   const scope: [string, readonly string[] | undefined][] = [
@@ -45,14 +48,15 @@ export function scopeAndFilterPredicates(
   }
   for (const filter of query.filters) {
     const negate = filter.operator === 'not equals';
-    if (filter.values.length === 0) {
+    const operand = dialect.filterOperand(filter.dimension);
+    const literals = filter.values.flatMap((v) => operand.literal(v) ?? []);
+    if (literals.length === 0) {
       if (!negate) {
         predicates.push(dialect.never);
       }
       continue;
     }
-    const column = dialect.asText(dimensionExpression(derived, filter.dimension));
-    predicates.push(`${column} ${negate ? 'NOT IN' : 'IN'} (${inList(filter.values)})`);
+    predicates.push(`${operand.expression} ${negate ? 'NOT IN' : 'IN'} (${literals.join(', ')})`);
   }
   return predicates;
 }

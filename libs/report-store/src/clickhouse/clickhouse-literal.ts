@@ -28,6 +28,21 @@ export function dateLiteral(day: string): string {
   return `toDate(${stringLiteral(day)})`;
 }
 
+/**
+ * A Date literal of a calendar day that ClickHouse's Date holds (1970-01-01 to 2105-12-31 on
+ * 18.16), or undefined: 18.16 reads `2026-02-30` as March 2 and a later year as 0000-00-00, so a
+ * filter value is checked here rather than handed to toDate().
+ */
+export function calendarDayLiteral(value: string): string | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || value < '1970-01-01' || value > '2105-12-31') {
+    return undefined;
+  }
+  const [year, month, day] = value.split('-').map(Number);
+  // Date.UTC rolls a day past the month's end over into the next month.
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? dateLiteral(value) : undefined;
+}
+
 /** Identifiers (database names) are checked, never escaped: only plain names are accepted. */
 export function identifier(name: string): string {
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { MEASURE_NAMES, type StoreQuery } from '@app/report-model';
+import { MEASURE_NAMES, SPLITS, type StoreQuery } from '@app/report-model';
 import type { StoreStreamQuery } from '../report-store.port';
-import { buildClickHouseQuery } from './clickhouse-query.builder';
+import { buildClickHouseQuery, rollupDimensionFor } from './clickhouse-query.builder';
 import { stringLiteral } from './clickhouse-literal';
+import { ROLLUP_DIMENSIONS } from './inexact-rollup';
 
 const HOSTILE = "x\\'); DROP TABLE exact_daily; --\n";
 
@@ -29,9 +30,7 @@ describe('buildClickHouseQuery', () => {
       filters: [{ dimension: 'country', operator: 'not equals', values: [HOSTILE, "O'Brien"] }],
     });
     expect(sql).toContain(`publisher_id IN (${stringLiteral(HOSTILE)})`);
-    expect(sql).toContain(
-      `toString(country) NOT IN (${stringLiteral(HOSTILE)}, ${stringLiteral("O'Brien")})`,
-    );
+    expect(sql).toContain(`country NOT IN (${stringLiteral(HOSTILE)}, ${stringLiteral("O'Brien")})`);
     expect(withoutLiterals(sql)).not.toMatch(/DROP|Brien/);
     expect(sql).not.toContain('\n');
   });
@@ -43,7 +42,7 @@ describe('buildClickHouseQuery', () => {
 
   it('reads the tier the query names', () => {
     expect(build()).toContain('FROM exact_daily ');
-    expect(build({ tier: 'inexact' })).toContain('FROM inexact_sample ');
+    expect(build({ tier: 'inexact', split: 'campaign_id' })).toContain('FROM inexact_sample ');
   });
 
   it('sums every measure and counts the rows', () => {
@@ -80,12 +79,65 @@ describe('buildClickHouseQuery', () => {
     );
   });
 
-  it('compares dimensions as text, integer ones included', () => {
+  it('compares String columns bare, so that the primary key applies', () => {
+    const sql = build({
+      filters: [
+        { dimension: 'campaign_id', operator: 'equals', values: ['c-1', 'c-2'] },
+        { dimension: 'year_month', operator: 'not equals', values: ['2026 07'] },
+      ],
+    });
+    expect(sql).toContain("campaign_id IN ('c-1', 'c-2')");
+    expect(sql).toContain("AND concat(substring(toString(toYYYYMM(day)), 1, 4), ' ', substring(");
+    expect(sql).not.toMatch(/toString\(campaign_id\)/);
+  });
+
+  it('compares year, month and hour as integers, in decimal or digit-string form', () => {
     const sql = build({
       tier: 'inexact',
-      filters: [{ dimension: 'month', operator: 'equals', values: ['7'] }],
+      split: 'campaign_id',
+      filters: [
+        { dimension: 'year', operator: 'equals', values: ['2026', '02027'] },
+        { dimension: 'month', operator: 'equals', values: ['7'] },
+        { dimension: 'hour', operator: 'not equals', values: ['07', '23'] },
+      ],
     });
-    expect(sql).toContain("toString(toUInt8(toMonth(day))) IN ('7')");
+    expect(sql).toContain('toUInt16(toYear(day)) IN (2026, 2027)');
+    expect(sql).toContain('toUInt8(toMonth(day)) IN (7)');
+    expect(sql).toContain('hour NOT IN (7, 23)');
+  });
+
+  it('compares the day as a Date', () => {
+    const sql = build({
+      filters: [{ dimension: 'day', operator: 'equals', values: ['2026-11-02', '2024-02-29'] }],
+    });
+    expect(sql).toContain("day IN (toDate('2026-11-02'), toDate('2024-02-29'))");
+  });
+
+  it.each([
+    ['hour', ['-1', '256', '7.5', 'seven', '', '99999999999999999999']],
+    ['month', ['256', '1e1', ' 7']],
+    ['year', ['65536', '-2026', '2026-01']],
+    [
+      'day',
+      [
+        '2026-02-29',
+        '2026-13-01',
+        '2026-04-31',
+        '1969-12-31',
+        '2106-01-01',
+        '2026-1-1',
+        "2026-11-02') OR (1",
+      ],
+    ],
+  ])('matches nothing for %s values that are not of its type, rather than failing', (dimension, values) => {
+    const equals = build({ filters: [{ dimension, operator: 'equals', values }] });
+    expect(equals).toMatch(/ AND 0$/);
+    expect(withoutLiterals(equals)).not.toContain('OR (1');
+    const notEquals = build({ filters: [{ dimension, operator: 'not equals', values }] });
+    expect(notEquals).not.toContain('NOT IN');
+    const valid = dimension === 'day' ? '2026-11-02' : '7';
+    const mixed = build({ filters: [{ dimension, operator: 'equals', values: [...values, valid] }] });
+    expect(mixed).toMatch(new RegExp(` IN \\((toDate\\('${valid}'\\)|${valid})\\)$`));
   });
 
   it('refuses a dimension outside the split catalog instead of writing it into SQL', () => {
@@ -117,6 +169,138 @@ describe('buildClickHouseQuery', () => {
     );
     expect(sql).toContain(`transform(toString(k), [${stringLiteral(HOSTILE)}, 'c-b'], [0, 1], 2)`);
     expect(withoutLiterals(sql)).not.toContain('DROP');
+  });
+
+  describe('the inexact rollup', () => {
+    const ROLLUP_SPLITS = SPLITS.filter(
+      (s) => s.exactness === 'inexact' || s.variantExactness === 'inexact',
+    ).map((s) => s.name);
+
+    it('answers a split on each of its dimensions, the other inexact splits included', () => {
+      for (const split of ROLLUP_SPLITS) {
+        const sql = build({ tier: 'inexact', split });
+        expect(sql, split).toContain('FROM inexact_daily ');
+        expect(sql, split).toMatch(/ AND dimension = '[a-z_]+' /);
+      }
+    });
+
+    it.each([
+      ['country', 'country', 'value AS k'],
+      ['segmented_keys', 'segment_key', 'value AS k'],
+      ['publisher_domain', 'publisher_domain', 'value AS k'],
+      ['hour', 'hour', 'toUInt8(value) AS k'],
+      ['day_hour', 'hour', "concat(toString(day), ' ', value) AS k"],
+    ])('reads %s from the values of %s as %s', (split, dimension, key) => {
+      const sql = build({ tier: 'inexact', split });
+      expect(sql).toContain(`dimension = '${dimension}'`);
+      expect(sql).toContain(key);
+    });
+
+    it('keeps the scope, the range, the sealed-day marker and filters on the same dimension or the day', () => {
+      const sql = build({
+        tier: 'inexact',
+        split: 'country',
+        scope: { advertiserIds: ['adv-1'] },
+        filters: [
+          { dimension: 'country', operator: 'not equals', values: ['US'] },
+          { dimension: 'day', operator: 'equals', values: ['2026-11-03'] },
+          { dimension: 'month', operator: 'equals', values: ['11'] },
+        ],
+      });
+      expect(sql).toBe(
+        `SELECT value AS k, ${MEASURE_NAMES.map((m) => `sum(${m}) AS ${m}`).join(', ')}, count() AS n FROM inexact_daily ` +
+          "WHERE day >= toDate('2026-11-01') AND day <= toDate('2026-11-30') AND seal_raw_rows = 0 AND dimension = 'country' " +
+          "AND advertiser_id IN ('adv-1') AND value NOT IN ('US') AND day IN (toDate('2026-11-03')) " +
+          'AND toUInt8(toMonth(day)) IN (11) GROUP BY k',
+      );
+    });
+
+    it('compares an hour filter as the zero-padded text it stores', () => {
+      expect(
+        build({
+          tier: 'inexact',
+          split: 'day_hour',
+          filters: [{ dimension: 'hour', operator: 'equals', values: ['7'] }],
+        }),
+      ).toContain("dimension = 'hour' AND publisher_id IN ('pub-1', 'pub-2') AND value IN ('07')");
+    });
+
+    it.each([
+      [
+        'a split on the account columns with a filter on one dimension',
+        { split: 'advertiser_id', filters: [{ dimension: 'zip', operator: 'equals', values: ['10001'] }] },
+        'zip',
+      ],
+      [
+        'totals filtered on one dimension',
+        { filters: [{ dimension: 'os', operator: 'equals', values: ['iOS'] }] },
+        'os',
+      ],
+      ['totals without a filter, from hour (at most 24 values a day)', {}, 'hour'],
+      [
+        'hour and day_hour, one dimension',
+        {
+          split: 'hour',
+          filters: [{ dimension: 'day_hour', operator: 'equals', values: ['2026-11-03 07'] }],
+        },
+        'hour',
+      ],
+    ] as const)('routes %s to the rollup', (_, overrides, dimension) => {
+      expect(rollupDimensionFor({ ...QUERY, tier: 'inexact', ...overrides })).toBe(dimension);
+    });
+
+    it.each([
+      ['an exact query', { tier: 'exact', split: 'country' }],
+      [
+        'a split the rollup has no values of',
+        { split: 'campaign_id', filters: [{ dimension: 'country', operator: 'equals', values: ['US'] }] },
+      ],
+      [
+        'a filter on a second dimension',
+        { split: 'country', filters: [{ dimension: 'os', operator: 'equals', values: ['iOS'] }] },
+      ],
+      [
+        'a filter on an exact dimension',
+        { split: 'country', filters: [{ dimension: 'campaign_id', operator: 'equals', values: ['c'] }] },
+      ],
+    ] as const)('leaves %s to its tier', (_, overrides) => {
+      const q: StoreQuery = { ...QUERY, tier: 'inexact', ...overrides };
+      expect(rollupDimensionFor(q)).toBeUndefined();
+      expect(buildClickHouseQuery(q)).not.toContain('inexact_daily');
+    });
+
+    it('reads the sample when told to, to compare the two paths', () => {
+      expect(
+        buildClickHouseQuery({ ...QUERY, tier: 'inexact', split: 'country' }, { inexactRollup: false }),
+      ).toContain('country AS k, ');
+      expect(
+        buildClickHouseQuery({ ...QUERY, tier: 'inexact', split: 'country' }, { inexactRollup: false }),
+      ).toContain('FROM inexact_sample ');
+    });
+
+    it('has the dimension of every inexact split', () => {
+      expect(ROLLUP_DIMENSIONS).toEqual([
+        'publisher_domain',
+        'advertiser_domain',
+        'hour',
+        'age',
+        'gender',
+        'country',
+        'region',
+        'metro',
+        'zip',
+        'device_maker',
+        'device_model',
+        'device_type',
+        'os',
+        'browser',
+        'placement_id',
+        'list_id',
+        'segment_key',
+        'segment_value',
+        'email_domain',
+      ]);
+    });
   });
 
   it('ignores an order without a split: one row needs none', () => {

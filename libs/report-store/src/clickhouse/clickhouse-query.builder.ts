@@ -1,4 +1,4 @@
-import { MEASURE_NAMES } from '@app/report-model';
+import { MEASURE_NAMES, SPLITS, type StoreQuery } from '@app/report-model';
 import {
   dimensionExpression,
   scopeAndFilterPredicates,
@@ -7,9 +7,8 @@ import {
 } from '../query-predicates';
 import type { StoreStreamQuery } from '../report-store.port';
 import { metricSql, missingRank, sqlDirection, type NumericDialect } from '../store-order';
-import { dateLiteral, stringLiteral } from './clickhouse-literal';
-
-const padHour = "if(hour < 10, concat('0', toString(hour)), toString(hour))";
+import { calendarDayLiteral, dateLiteral, stringLiteral } from './clickhouse-literal';
+import { PADDED_HOUR_SQL, ROLLUP_SCOPE_FIELDS, rollupDimensionOf } from './inexact-rollup';
 
 /** ClickHouse SQL of each derived dimension, written for 18.16 and current releases alike. */
 const DERIVED: Readonly<Record<string, string>> = {
@@ -18,11 +17,129 @@ const DERIVED: Readonly<Record<string, string>> = {
   year_month:
     "concat(substring(toString(toYYYYMM(day)), 1, 4), ' ', substring(toString(toYYYYMM(day)), 5, 2))",
   day: 'toString(day)',
-  day_hour: `concat(toString(day), ' ', ${padHour})`,
+  day_hour: `concat(toString(day), ' ', ${PADDED_HOUR_SQL})`,
   hour: 'hour',
   segmented_keys: 'segment_key',
   segmented_values: 'segment_value',
 };
+
+/** A decimal integer no larger than the column type's maximum; anything else is no row's value. */
+const integerLiteral =
+  (max: number) =>
+  (value: string): string | undefined =>
+    /^\d{1,10}$/.test(value) && Number(value) <= max ? String(Number(value)) : undefined;
+
+/** How a filter compares one dimension: the SQL to compare, when not the split's, and the literals. */
+interface TypedFilter {
+  readonly expression?: string;
+  readonly literal: (value: string) => string | undefined;
+}
+
+/**
+ * Filters compare each dimension in its own type, String columns bare, so that the primary key
+ * narrows the read: the integer dimensions as integers, the day as a Date (not its text, which
+ * is the split's value). Every other dimension is a String column or a String expression.
+ */
+const TYPED: Readonly<Record<string, TypedFilter>> = {
+  year: { literal: integerLiteral(0xffff) },
+  month: { literal: integerLiteral(0xff) },
+  hour: { literal: integerLiteral(0xff) },
+  day: { expression: 'day', literal: calendarDayLiteral },
+};
+
+/**
+ * The rollup stores the hour as zero-padded text: a filter compares that text, as 18.16 fails
+ * `toUInt8(value) IN (...)` on the key column `value` ("not of fixed size").
+ */
+const ROLLUP_TYPED: Readonly<Record<string, TypedFilter>> = {
+  ...TYPED,
+  hour: {
+    expression: 'value',
+    literal: (value) => {
+      const hour = integerLiteral(0xff)(value);
+      return hour === undefined ? undefined : stringLiteral(hour.padStart(2, '0'));
+    },
+  },
+};
+
+/** Where a query reads from: its table, the SQL of each dimension there, and its own predicates. */
+interface Source {
+  readonly table: string;
+  readonly derived: Readonly<Record<string, string>>;
+  readonly typed: Readonly<Record<string, TypedFilter>>;
+  readonly where: readonly string[];
+}
+
+/** The rollup's SQL of the splits it answers from its key columns, whatever dimension it reads. */
+const ROLLUP_KEYED: Readonly<Record<string, string>> = {
+  year: DERIVED.year,
+  month: DERIVED.month,
+  year_month: DERIVED.year_month,
+  day: DERIVED.day,
+  ...Object.fromEntries(ROLLUP_SCOPE_FIELDS.map((f) => [f, f])),
+};
+
+/** The rollup's SQL of the splits read from a dimension's values, where it is not the value itself. */
+const ROLLUP_VALUE: Readonly<Record<string, string>> = {
+  hour: 'toUInt8(value)',
+  day_hour: "concat(toString(day), ' ', value)",
+};
+
+/**
+ * The dimension read when a query needs none (the totals of an inexact report without filters):
+ * every sampled row has one entry under each dimension, and `hour` has at most 24 values a day.
+ */
+const TOTALS_DIMENSION = 'hour';
+
+/**
+ * The rollup dimension an inexact query can be answered from, exactly as the sample would answer
+ * it: the split and every filter are on that one dimension, the day or the account scope's
+ * columns. Undefined when the query must read the sample (an exact split, or two dimensions).
+ */
+export function rollupDimensionFor(query: StoreQuery): string | undefined {
+  if (query.tier !== 'inexact') {
+    return undefined;
+  }
+  const needed = new Set<string>();
+  for (const name of [query.split, ...query.filters.map((f) => f.dimension)]) {
+    if (name === undefined || Object.hasOwn(ROLLUP_KEYED, name)) {
+      continue;
+    }
+    const dimension = rollupDimensionOf(name);
+    if (dimension === undefined) {
+      return undefined;
+    }
+    needed.add(dimension);
+  }
+  return needed.size > 1 ? undefined : ([...needed][0] ?? TOTALS_DIMENSION);
+}
+
+function sourceOf(query: StoreQuery, inexactRollup: boolean): Source {
+  const dimension = inexactRollup ? rollupDimensionFor(query) : undefined;
+  if (dimension === undefined) {
+    return { table: tierTable(query.tier), derived: DERIVED, typed: TYPED, where: [] };
+  }
+  const derived: Record<string, string> = { ...ROLLUP_KEYED };
+  for (const split of SPLITS) {
+    if (rollupDimensionOf(split.name) === dimension) {
+      derived[split.name] = ROLLUP_VALUE[split.name] ?? 'value';
+    }
+  }
+  return {
+    table: 'inexact_daily',
+    derived,
+    typed: ROLLUP_TYPED,
+    where: [`dimension = ${stringLiteral(dimension)}`],
+  };
+}
+
+export interface ClickHouseQueryOptions {
+  /**
+   * Whether inexact queries the rollup can answer read it (the default) rather than the sample:
+   * false compares the two paths.
+   */
+  readonly inexactRollup?: boolean;
+}
 
 const NUMERIC: NumericDialect = {
   float: (e) => `toFloat64(${e})`,
@@ -33,20 +150,35 @@ const NUMERIC: NumericDialect = {
  * Builds the aggregate query; every value is a literal from the one encoder. Its columns: `k` (with
  * a split), the measures and `n`, sorted in SQL by the order terms when the query has some.
  */
-export function buildClickHouseQuery(query: StoreStreamQuery): string {
-  const dialect: SqlDialect = { value: stringLiteral, asText: (e) => `toString(${e})`, never: '0' };
+export function buildClickHouseQuery(
+  query: StoreStreamQuery,
+  { inexactRollup = true }: ClickHouseQueryOptions = {},
+): string {
+  const source = sourceOf(query, inexactRollup);
+  const dialect: SqlDialect = {
+    value: stringLiteral,
+    filterOperand: (dimension) => {
+      const expression = dimensionExpression(source.derived, dimension);
+      const typed = source.typed[dimension];
+      return typed
+        ? { expression: typed.expression ?? expression, literal: typed.literal }
+        : { expression, literal: stringLiteral };
+    },
+    never: '0',
+  };
   const where = [
     `day >= ${dateLiteral(query.range.start)}`,
     `day <= ${dateLiteral(query.range.end)}`,
     // The marker row of a sealed day (closed-day.sealer.ts) holds no measure but is a row.
     'seal_raw_rows = 0',
-    ...scopeAndFilterPredicates(query, dialect, DERIVED),
+    ...source.where,
+    ...scopeAndFilterPredicates(query, dialect),
   ];
   const sums = MEASURE_NAMES.map((m) => `sum(${m}) AS ${m}`).join(', ');
-  const key = query.split ? `${dimensionExpression(DERIVED, query.split)} AS k, ` : '';
+  const key = query.split ? `${dimensionExpression(source.derived, query.split)} AS k, ` : '';
   const groupBy = query.split ? ' GROUP BY k' : '';
   // `n` lets the store drop the single all-zero row an ungrouped aggregate returns on no data.
-  const aggregate = `SELECT ${key}${sums}, count() AS n FROM ${tierTable(query.tier)} WHERE ${where.join(' AND ')}${groupBy}`;
+  const aggregate = `SELECT ${key}${sums}, count() AS n FROM ${source.table} WHERE ${where.join(' AND ')}${groupBy}`;
   const order = query.split ? (query.order ?? []) : [];
   if (order.length === 0) {
     return aggregate;

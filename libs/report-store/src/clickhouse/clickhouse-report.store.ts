@@ -40,6 +40,11 @@ export interface ClickHouseStoreOptions {
    * partition. Defaults to 10 s.
    */
   readonly insertTimeoutMs?: number;
+  /**
+   * Whether inexact queries the rollup answers read it (the default) rather than the sample; the
+   * contract suite and the benchmark set it to false to compare the two paths on the same data.
+   */
+  readonly inexactRollup?: boolean;
 }
 
 /** The columns the ingest writes to events_raw (clickhouse/001_events_raw.sql), in its order. */
@@ -80,8 +85,9 @@ function classify(error: unknown, what: string): ReportStoreException {
 }
 
 /**
- * The distributed report store: raw events inserted by the ingest, the exact cube and the inexact
- * sample filled by materialized views in the same INSERT, every query built with literals.
+ * The distributed report store: raw events inserted by the ingest, the exact cube, the inexact
+ * sample and its rollup filled by materialized views in the same INSERT, every query built with
+ * literals.
  */
 export class ClickHouseReportStore implements ReportStore {
   private readonly client: ClickHouseClient;
@@ -123,8 +129,8 @@ export class ClickHouseReportStore implements ReportStore {
 
   /**
    * One INSERT into events_raw, which ClickHouse does not make atomic with its views: the raw part
-   * is committed first, then each materialized view in name order (the cube, the sample, the
-   * offsets last). A failure half-way leaves raw rows (and maybe cube rows) without the offset, so
+   * is committed first, then each materialized view in name order (the cube, the rollup, the sample,
+   * the offsets last). A failure half-way leaves raw rows (and maybe tier rows) without the offset, so
    * the retry writes them again; `seal` then recomputes every closed day from the raw rows
    * deduplicated by event_id, which is what makes the reports exact, not this method.
    */
@@ -206,7 +212,7 @@ export class ClickHouseReportStore implements ReportStore {
     try {
       result = await budget.wait(() =>
         this.client.query({
-          query: buildClickHouseQuery(query),
+          query: buildClickHouseQuery(query, { inexactRollup: this.options.inexactRollup }),
           format: 'JSONEachRow',
           clickhouse_settings: {
             max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)),

@@ -4,10 +4,11 @@ import { MEASURE_NAMES } from '@app/report-model';
 import type { SealResult } from '../report-store.port';
 import { EXACT_KEY_FIELDS, INEXACT_FIELDS } from '../event-rollup';
 import { stringLiteral } from './clickhouse-literal';
+import { ROLLUP_PAIRS_SQL, ROLLUP_SCOPE_FIELDS } from './inexact-rollup';
 
 /** A tier as the sealer sees it: its table and how a day of it is computed from raw rows. */
 interface SealedTier {
-  readonly table: 'exact_daily' | 'inexact_sample';
+  readonly table: 'exact_daily' | 'inexact_sample' | 'inexact_daily';
   /** Its columns, and the SELECT over `events_raw FINAL` that fills them for one day. */
   readonly columns: readonly string[];
   readonly select: (day: string) => string;
@@ -31,6 +32,27 @@ const inexactTier: SealedTier = {
      GROUP BY event_date, hour, ${INEXACT_FIELDS.join(', ')}`,
 };
 
+const rollupKey = ['pair.1', 'pair.2', ...ROLLUP_SCOPE_FIELDS].join(', ');
+
+/** The sample's rollup: one row per day, dimension, value and account, from the same sampled rows. */
+const rollupTier: SealedTier = {
+  table: 'inexact_daily',
+  columns: [
+    'day',
+    'dimension',
+    'value',
+    ...ROLLUP_SCOPE_FIELDS,
+    ...MEASURE_NAMES,
+    'seal_raw_rows',
+    'live_rows',
+  ],
+  select: (day) =>
+    `SELECT event_date, ${rollupKey}, ${MEASURE_NAMES.map((m) => `sum(${m} * sample_weight)`).join(', ')}, toUInt64(0), toUInt64(0)
+     FROM events_raw FINAL ARRAY JOIN ${ROLLUP_PAIRS_SQL} AS pair
+     WHERE event_date = toDate(${stringLiteral(day)}) AND sample_weight > 0
+     GROUP BY event_date, ${rollupKey}`,
+};
+
 /** Staging tables are named `seal_<ms since epoch>_<random>`; ones older than this were abandoned. */
 const ABANDONED_AFTER_MS = 10 * 60_000;
 
@@ -38,7 +60,7 @@ const asDay = (partitionId: string) =>
   `${partitionId.slice(0, 4)}-${partitionId.slice(4, 6)}-${partitionId.slice(6, 8)}`;
 
 /**
- * Seals closed days: recomputes a day's exact and inexact rows from `events_raw FINAL` (one row per
+ * Seals closed days: recomputes a day's exact, inexact and rollup rows from `events_raw FINAL` (one row per
  * event id) into a staging table of its own, adds the marker row (the raw row count read before
  * the recompute), and swaps the day's partition in with `REPLACE PARTITION`, content and marker
  * together. A day is resealed while its marker differs from its raw row count, or while rows
@@ -70,7 +92,7 @@ export class ClosedDaySealer {
       return { sealed: [], final: 0 };
     }
     const stale = new Set<string>();
-    for (const tier of [exactTier, inexactTier]) {
+    for (const tier of [exactTier, inexactTier, rollupTier]) {
       const state = await this.tierState(tier, [...rawRows.keys()]);
       for (const [day, n] of rawRows) {
         const s = state.get(day);

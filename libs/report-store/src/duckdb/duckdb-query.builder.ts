@@ -41,10 +41,19 @@ export function buildDuckDbQuery(query: StoreStreamQuery): BuiltQuery {
     params.push(value);
     return `$${params.length}`;
   };
-  const dialect: SqlDialect = { value: bind, asText: (e) => `CAST(${e} AS VARCHAR)`, never: 'FALSE' };
+  // Filter values arrive as text (integers in decimal form) and are compared as text here; typed
+  // comparisons are the ClickHouse builder's, where they let the primary key narrow the read.
+  const dialect: SqlDialect = {
+    value: bind,
+    filterOperand: (dimension) => ({
+      expression: `CAST(${dimensionExpression(DERIVED, dimension)} AS VARCHAR)`,
+      literal: bind,
+    }),
+    never: 'FALSE',
+  };
   const where = [
     `day BETWEEN CAST(${bind(query.range.start)} AS DATE) AND CAST(${bind(query.range.end)} AS DATE)`,
-    ...scopeAndFilterPredicates(query, dialect, DERIVED),
+    ...scopeAndFilterPredicates(query, dialect),
   ];
   const sums = MEASURE_NAMES.map((m) => `CAST(SUM(${m}) AS BIGINT) AS ${m}`).join(', ');
   const key = query.split ? `${dimensionExpression(DERIVED, query.split)} AS k, ` : '';
