@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigException, loadConfig } from './config.loader';
-import { StoreSettings } from './shared-settings';
+import { BaseSettings, StoreSettings } from './shared-settings';
 
 describe('StoreSettings: DUCKDB_MEMORY_LIMIT', () => {
   it('defaults to a limit, and an empty value keeps it', () => {
-    expect(loadConfig(StoreSettings, {}).DUCKDB_MEMORY_LIMIT).toBe('1GB');
-    expect(loadConfig(StoreSettings, { DUCKDB_MEMORY_LIMIT: '' }).DUCKDB_MEMORY_LIMIT).toBe('1GB');
+    expect(loadConfig(StoreSettings, {}).DUCKDB_MEMORY_LIMIT).toBe('64MB');
+    expect(loadConfig(StoreSettings, { DUCKDB_MEMORY_LIMIT: '' }).DUCKDB_MEMORY_LIMIT).toBe('64MB');
   });
 
   it.each(['0', '64MB', '1GB', '1.5GB', '512MiB', '2 GiB', '300mb', '0.5GB'])('takes %s', (value) => {
@@ -14,5 +14,33 @@ describe('StoreSettings: DUCKDB_MEMORY_LIMIT', () => {
 
   it.each(['256', 'lots', '-1GB', '0MB', '1 PB', '80%', '1GB; SET threads=1'])('refuses %s', (value) => {
     expect(() => loadConfig(StoreSettings, { DUCKDB_MEMORY_LIMIT: value })).toThrow(ConfigException);
+  });
+});
+
+describe('BaseSettings: the Kafka client', () => {
+  it('defaults to gzip, 2 partitions at once and 4 MiB per partition', () => {
+    const settings = loadConfig(BaseSettings, {});
+    expect(settings.KAFKA_COMPRESSION).toBe('gzip');
+    expect(settings.KAFKA_CONCURRENT_PARTITIONS).toBe(2);
+    expect(settings.KAFKA_MAX_BYTES_PER_PARTITION).toBe(4 * 1024 * 1024);
+  });
+
+  it('takes none, and numbers within bounds', () => {
+    const settings = loadConfig(BaseSettings, {
+      KAFKA_COMPRESSION: 'none',
+      KAFKA_CONCURRENT_PARTITIONS: '4',
+      KAFKA_MAX_BYTES_PER_PARTITION: '1048576',
+    });
+    expect(settings.KAFKA_COMPRESSION).toBe('none');
+    expect(settings.KAFKA_CONCURRENT_PARTITIONS).toBe(4);
+    expect(settings.KAFKA_MAX_BYTES_PER_PARTITION).toBe(1048576);
+  });
+
+  it.each([
+    { KAFKA_COMPRESSION: 'snappy' },
+    { KAFKA_CONCURRENT_PARTITIONS: '0' },
+    { KAFKA_MAX_BYTES_PER_PARTITION: '1024' },
+  ])('refuses %o', (env) => {
+    expect(() => loadConfig(BaseSettings, env)).toThrow(ConfigException);
   });
 });

@@ -48,6 +48,25 @@ export class BaseSettings {
   @Min(1024 * 1024)
   KAFKA_SPOOL_MAX_BYTES = 512 * 1024 * 1024;
 
+  /** How producers compress their batches: gzip, or none (cheaper in CPU, larger on the broker). */
+  @IsIn(['gzip', 'none'])
+  KAFKA_COMPRESSION: 'gzip' | 'none' = 'gzip';
+
+  /** Batches a consumer handles at once, each of one partition (the ingest's inserts in flight). */
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  KAFKA_CONCURRENT_PARTITIONS = 2;
+
+  /**
+   * Most bytes a consumer fetches for one partition, as stored (compressed): the bound of one
+   * batch. A gzip batch of 4 MiB holds about 100,000 events, which takes seconds to handle.
+   */
+  @IsInt()
+  @Min(64 * 1024)
+  @Max(64 * 1024 * 1024)
+  KAFKA_MAX_BYTES_PER_PARTITION = 4 * 1024 * 1024;
+
   /** `redis://[user:password@]host:port[/db]`; unset means the in-memory state store. */
   @Secret()
   @IsOptional()

@@ -47,7 +47,9 @@ export function eventBusFrom(settings: BaseSettings, onWarning?: (message: strin
     partitions: settings.KAFKA_PARTITIONS,
     spoolDir: settings.KAFKA_SPOOL_DIR,
     spoolMaxBytes: settings.KAFKA_SPOOL_MAX_BYTES,
-    concurrentPartitions: 2,
+    concurrentPartitions: settings.KAFKA_CONCURRENT_PARTITIONS,
+    maxBytesPerPartition: settings.KAFKA_MAX_BYTES_PER_PARTITION,
+    compression: settings.KAFKA_COMPRESSION,
     onWarning,
   });
 }
