@@ -13,7 +13,8 @@ import { ReportingConfig, ReportingModule } from '@apps/reporting';
 
 /**
  * Report latency on ClickHouse with tens of millions of events, over the API and as the bare
- * ClickHouse query, side by side. `npm run bench:clickhouse -- --events 50000000` (stack:up first).
+ * ClickHouse query, side by side; inexact splits also as the sample answers them (the rollup's
+ * routing switched off), and every query's rows read from system.query_log. `npm run bench:clickhouse -- --events 50000000` (stack:up first).
  * The events are generated inside ClickHouse (INSERT ... SELECT FROM numbers) so that the
  * materialized views fill both tiers exactly as live inserts do.
  */
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
   if (have < EVENTS) {
     const started = Date.now();
     await client.command({ query: 'TRUNCATE TABLE events_raw' });
-    for (const t of ['exact_daily', 'inexact_sample', 'ingested_offsets']) {
+    for (const t of ['exact_daily', 'inexact_daily', 'inexact_sample', 'ingested_offsets']) {
       await client.command({ query: `TRUNCATE TABLE ${t}` });
     }
     await client.command({
@@ -130,10 +131,11 @@ async function main(): Promise<void> {
     );
     await client.command({ query: 'OPTIMIZE TABLE exact_daily FINAL' });
     await client.command({ query: 'OPTIMIZE TABLE inexact_sample FINAL' });
+    await client.command({ query: 'OPTIMIZE TABLE inexact_daily FINAL' });
   }
   const sizes = await (
     await client.query({
-      query: `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts WHERE database = ${stringLiteral(values.database)} AND active AND table IN ('events_raw', 'exact_daily', 'inexact_sample') GROUP BY table ORDER BY table`,
+      query: `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts WHERE database = ${stringLiteral(values.database)} AND active AND table IN ('events_raw', 'exact_daily', 'inexact_daily', 'inexact_sample') GROUP BY table ORDER BY table`,
       format: 'JSONEachRow',
     })
   ).json<{ table: string; rows: string; bytes: string }>();
@@ -158,8 +160,13 @@ async function main(): Promise<void> {
     ['day split, 30 days (exact)', 'day'],
     ['campaign split (exact)', 'campaign_id'],
     ['country split (inexact)', 'country'],
+    ['hour split (inexact)', 'hour'],
+    ['day_hour split (inexact)', 'day_hour'],
+    ['zip split (inexact)', 'zip'],
+    ['device_model split (inexact)', 'device_model'],
   ];
   const lines: string[] = [];
+  const readRows: string[] = [];
   for (const [name, split] of shapes) {
     const body = {
       type: 'advertiser',
@@ -176,38 +183,83 @@ async function main(): Promise<void> {
       tier: findSplit(split)!.exactness,
     };
     const sql = buildClickHouseQuery(query);
+    // An inexact query the rollup answers, also as the sample answers it: the path before the rollup.
+    const sampleSql = buildClickHouseQuery(query, { inexactRollup: false });
+    const bare = async (text: string) =>
+      client.query({ query: text, format: 'JSONEachRow' }).then((r) => r.json());
     for (let i = 0; i < 3; i += 1) {
       await api.json(user, body);
-      await client.query({ query: sql, format: 'JSONEachRow' }).then((r) => r.json());
+      await bare(sql);
     }
     const apiTimes: number[] = [];
     const bareTimes: number[] = [];
+    const sampleTimes: number[] = [];
+    const time = async (times: number[], run: () => Promise<unknown>) => {
+      const t0 = process.hrtime.bigint();
+      const result = await run();
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      return result;
+    };
     for (let i = 0; i < ITERATIONS; i += 1) {
-      let t0 = process.hrtime.bigint();
-      const res = await api.json(user, body);
-      apiTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      const res = (await time(apiTimes, () => api.json(user, body))) as { status: number; text: string };
       if (res.status !== 200) {
         throw new Error(`${name}: ${res.status} ${res.text}`);
       }
-      t0 = process.hrtime.bigint();
-      await client.query({ query: sql, format: 'JSONEachRow' }).then((r) => r.json());
-      bareTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      await time(bareTimes, () => bare(sql));
+      if (sampleSql !== sql) {
+        await time(sampleTimes, () => bare(sampleSql));
+      }
     }
-    apiTimes.sort((a, b) => a - b);
-    bareTimes.sort((a, b) => a - b);
     const f = (n: number) => `${n.toFixed(1)} ms`;
+    for (const times of [apiTimes, bareTimes, sampleTimes]) {
+      times.sort((a, b) => a - b);
+    }
+    const p = (times: number[], q: number) => (times.length ? f(percentile(times, q)) : '-');
     lines.push(
-      `| ${name} | ${f(percentile(apiTimes, 50))} | ${f(percentile(apiTimes, 99))} | ${f(percentile(bareTimes, 50))} | ${f(percentile(bareTimes, 99))} | ${f(percentile(apiTimes, 50) - percentile(bareTimes, 50))} |`,
+      `| ${name} | ${p(apiTimes, 50)} | ${p(apiTimes, 99)} | ${p(bareTimes, 50)} | ${p(bareTimes, 99)} | ${f(percentile(apiTimes, 50) - percentile(bareTimes, 50))} | ${p(sampleTimes, 50)} | ${p(sampleTimes, 99)} |`,
     );
+    // Rows read, from the query log: one more run of each path with logging on.
+    for (const [path, text] of sampleSql === sql
+      ? [['tier', sql]]
+      : [
+          ['rollup', sql],
+          ['sample', sampleSql],
+        ]) {
+      const id = `bench-${split}-${path}-${Date.now()}`;
+      await client
+        .query({ query: text, format: 'JSONEachRow', query_id: id, clickhouse_settings: { log_queries: 1 } })
+        .then((r) => r.json());
+      // 18.16's SYSTEM FLUSH LOGS may return before the row is written: asked again until it is.
+      let logged: { read_rows: string; query_duration_ms: string } | undefined;
+      for (let attempt = 0; attempt < 20 && !logged; attempt += 1) {
+        if (attempt > 0) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+        await client.command({ query: 'SYSTEM FLUSH LOGS' });
+        [logged] = await (
+          await client.query({
+            query: `SELECT read_rows, query_duration_ms FROM system.query_log WHERE query_id = ${stringLiteral(id)} AND type = 2`,
+            format: 'JSONEachRow',
+          })
+        ).json<{ read_rows: string; query_duration_ms: string }>();
+      }
+      readRows.push(
+        `| ${name} | ${path} | ${logged?.read_rows ?? '?'} | ${logged?.query_duration_ms ?? '?'} ms |`,
+      );
+    }
   }
   await app.close();
   await store.close();
   await client.close();
   console.log(`\n${EVENTS} events, ${ITERATIONS} requests per shape, alternating API and bare query\n`);
   console.log(
-    '| report | API p50 | API p99 | bare p50 | bare p99 | API overhead (p50) |\n|---|---|---|---|---|---|',
+    '| report | API p50 | API p99 | bare p50 | bare p99 | API overhead (p50) | bare on the sample p50 | p99 |\n|---|---|---|---|---|---|---|---|',
   );
   for (const line of lines) {
+    console.log(line);
+  }
+  console.log('\n| report | read from | read_rows | duration |\n|---|---|---|---|');
+  for (const line of readRows) {
     console.log(line);
   }
   console.log('\n| table | rows | on disk |\n|---|---|---|');

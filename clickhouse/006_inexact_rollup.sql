@@ -7,6 +7,9 @@
 -- `dimension` is the events_raw column, `value` its text (hour zero-padded, as day_hour shows it).
 -- The dimension list is the code's (libs/report-store/src/clickhouse/inexact-rollup.ts);
 -- test/integration/clickhouse-upgrade.test.ts checks that the two agree.
+-- Granules of 256 rows rather than 8192: a day holds about 20,000 rows over every dimension, of
+-- which a split reads one dimension's few hundred; with 8192 it read whole granules of the others
+-- (362,224 rows for a 30-day country split on 50 million events, not 5,400).
 -- seal_raw_rows and live_rows as in 005: the sealer swaps a closed day in from events_raw FINAL with
 -- one marker row (dimension and every key empty); live_rows counts the (row, dimension) entries the
 -- view added since.
@@ -29,7 +32,8 @@ CREATE TABLE IF NOT EXISTS inexact_daily (
     live_rows UInt64
 ) ENGINE = SummingMergeTree
 PARTITION BY day
-ORDER BY (day, dimension, value, publisher_id, advertiser_id);
+ORDER BY (day, dimension, value, publisher_id, advertiser_id)
+SETTINGS index_granularity = 256;
 
 -- The days already stored, from the sample (raw events past the retention are gone): its rows,
 -- and its seal markers as the rollup's own, so that a final day stays final. Guarded so that a

@@ -61,6 +61,9 @@ const RAW_COLUMNS: [string, ...string[]] = [
   ...MEASURE_NAMES,
 ];
 
+/** How long one migration statement may take. */
+const MIGRATION_TIMEOUT_MS = 60 * 60_000;
+
 /** ClickHouse error codes that mean the query ran out of time. */
 const TIMEOUT_CODES = new Set(['159', '160']);
 
@@ -107,12 +110,19 @@ export class ClickHouseReportStore implements ReportStore {
   }
 
   async migrate(): Promise<void> {
-    const admin = createClient({
-      url: this.options.url,
-      username: this.options.username ?? 'default',
-      password: this.options.password ?? '',
-      log: { level: ClickHouseLogLevel.OFF },
-    });
+    // Not the query timeout: a migration may copy whole tables (006 rolls up the sample: 80 s for
+    // 50 million events on 2 busy cores), and a client that gave up would leave the server copying
+    // while the next start runs the migration again.
+    const client = (database?: string) =>
+      createClient({
+        url: this.options.url,
+        username: this.options.username ?? 'default',
+        password: this.options.password ?? '',
+        database,
+        request_timeout: MIGRATION_TIMEOUT_MS,
+        log: { level: ClickHouseLogLevel.OFF },
+      });
+    const admin = client();
     try {
       await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${identifier(this.options.database)}` });
     } catch (error) {
@@ -120,10 +130,13 @@ export class ClickHouseReportStore implements ReportStore {
     } finally {
       await admin.close();
     }
+    const migrating = client(identifier(this.options.database));
     try {
-      await migrateClickHouse(this.client, this.options.migrationsDir);
+      await migrateClickHouse(migrating, this.options.migrationsDir);
     } catch (error) {
       throw classify(error, 'migrate');
+    } finally {
+      await migrating.close();
     }
   }
 
