@@ -86,17 +86,16 @@ export class StoreSettings extends BaseSettings {
   DUCKDB_PATH = 'data/adx.duckdb';
 
   /**
-   * DuckDB's `memory_limit` (`1GB`, `512MiB`…), or `0` for DuckDB's own default (80 % of the
-   * machine's memory). Over it, a query's aggregate and sort spill to `<DUCKDB_PATH>.tmp`; but the
-   * event-id index that deduplicates the ingest cannot spill (80-110 bytes per event id kept), and
-   * an ingest that needs more fails. 1 GB holds several million ids and a report of a million rows
-   * (about 250 MiB) without spilling; a small limit bounds a large report's memory (64MB: under
-   * 100 MiB of growth, BENCHMARKS.md) but only suits a store that keeps a few hundred thousand ids.
+   * DuckDB's `memory_limit` (`64MB`, `1GB`, `512MiB`…), or `0` for DuckDB's own default (80 % of
+   * the machine's memory). Over it, a query's aggregate and sort spill to disk (`<DUCKDB_PATH>.tmp`,
+   * `.tmp` for `:memory:`): a million-row report then grows the server by under 100 MiB
+   * (BENCHMARKS.md) at the price of disk I/O. The ingest's event ids have no in-memory index, so the
+   * limit bounds the ingest too.
    */
   @Matches(/^(0|([1-9]\d*(\.\d+)?|0\.\d+)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB))$/i, {
     message: "DUCKDB_MEMORY_LIMIT must be a size such as 1GB or 512MiB, or 0 for DuckDB's default",
   })
-  DUCKDB_MEMORY_LIMIT = '1GB';
+  DUCKDB_MEMORY_LIMIT = '64MB';
 
   /** ClickHouse HTTP URL; unset means the embedded DuckDB store. */
   @IsOptional()

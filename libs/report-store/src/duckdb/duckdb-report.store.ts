@@ -223,6 +223,7 @@ export class DuckDbReportStore implements ReportStore {
         keyed.set(key, event);
       }
     }
+    const days = [...new Set(events.map((event) => utcDayOf(event.ts)))];
     await this.append('ingested_events_staging', (appender) => {
       for (const [key, event] of keyed) {
         appender.appendUHugeInt(key);
@@ -230,8 +231,14 @@ export class DuckDbReportStore implements ReportStore {
         appender.endRow();
       }
     });
+    // A repeated event has the event's own day: only the batch's days are read (zone maps skip the rest).
     const inserted = await this.writer.runAndReadAll(
-      'INSERT OR IGNORE INTO ingested_events SELECT id, day FROM ingested_events_staging RETURNING id',
+      `INSERT INTO ingested_events
+       SELECT s.id, s.day FROM ingested_events_staging s
+       ANTI JOIN (SELECT id FROM ingested_events WHERE day IN (${days.map((_, i) => `CAST($${i + 1} AS DATE)`).join(', ')})) e
+       ON s.id = e.id
+       RETURNING id`,
+      days,
     );
     await this.writer.run('DELETE FROM ingested_events_staging');
     const fresh = new Set(inserted.getRows().map(([id]) => id as bigint));

@@ -55,7 +55,9 @@ export const DUCKDB_MIGRATIONS: readonly Migration[] = [
     statements: [
       // The 128-bit MD5 of each stored event id (collisions are out of reach at any volume this store
       // holds), so that an event delivered twice under two offsets (a producer retry) counts once.
-      `CREATE TABLE IF NOT EXISTS ingested_events (id UHUGEINT PRIMARY KEY, day DATE NOT NULL)`,
+      // No primary key: DuckDB keeps an index in memory it cannot spill (about 100 bytes an id),
+      // while a lookup of one day's ids is a scan that DUCKDB_MEMORY_LIMIT bounds.
+      `CREATE TABLE IF NOT EXISTS ingested_events (id UHUGEINT NOT NULL, day DATE NOT NULL)`,
       `CREATE TABLE IF NOT EXISTS ingested_events_staging (id UHUGEINT NOT NULL, day DATE NOT NULL)`,
     ],
   },
