@@ -124,5 +124,5 @@ export async function publishEvents(system: EmbeddedSystem, events: readonly AdE
   for (const [topic, list] of byTopic) {
     await system.bus.publish(topic, list.map(toMessage));
   }
-  await system.bus.drain();
+  await system.settle();
 }

@@ -28,6 +28,12 @@ class PeriodicJob {
     }
   }
 
+  /** A run that starts after this call: the one in progress, if any, may have read too early. */
+  async runFresh(): Promise<void> {
+    await this.running;
+    await this.runOnce();
+  }
+
   runOnce(): Promise<void> {
     this.running ??= this.work().finally(() => {
       this.running = undefined;
@@ -71,9 +77,9 @@ export class StoreMaintenanceService implements OnApplicationBootstrap, OnApplic
     await Promise.all([this.sealing.stop(), this.retention.stop()]);
   }
 
-  /** One pass of sealing now (tests, and the drain of the embedded start). */
+  /** A pass of sealing that starts now or later, never earlier (settling the embedded system). */
   sealNow(): Promise<void> {
-    return this.sealing.runOnce();
+    return this.sealing.runFresh();
   }
 
   private async seal(): Promise<void> {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { loadConfig } from '@app/config';
 import { GeoResolver } from '@app/audience';
 import { AD_TAG_PATHS, AuctionConfig, AuctionModule, EventPublisher, TrackerDispatcher } from '@apps/auction';
-import { EventBusTransport, IngestConfig, IngestModule } from '@apps/ingest';
+import { EventBusTransport, IngestConfig, IngestModule, StoreMaintenanceService } from '@apps/ingest';
 import { ReportingConfig, ReportingModule, type Clock } from '@apps/reporting';
 import type { Catalog } from '@app/catalog';
 import type { EventBus } from '@app/events';
@@ -23,6 +23,7 @@ export interface EmbeddedSystem {
    * Resolves once everything the auction app emitted so far is stored and every tracker call it
    * fired has ended: events flushed to the bus, the bus drained by the ingest.
    */
+  /** Resolves once every event sent so far is stored and the closed days are sealed. */
   settle(): Promise<void>;
   close(): Promise<void>;
 }
@@ -88,6 +89,8 @@ export async function startEmbeddedSystem(
       await auction.get(EventPublisher).flush();
       await auction.get(TrackerDispatcher).settled();
       await bus.drain();
+      // Closed days are final once sealed (README, "Exact and inexact data").
+      await ingest.get(StoreMaintenanceService).sealNow();
     },
     async close() {
       await auction.close();
