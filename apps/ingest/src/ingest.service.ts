@@ -17,6 +17,9 @@ import {
 } from '@app/observability';
 import { REPORT_STORE, type OffsetEvent, type ReportStore } from '@app/report-store';
 
+/** The most events one INSERT carries; a larger batch is stored in parts. */
+const MAX_EVENTS_PER_INSERT = 10_000;
+
 /**
  * Stores event batches. A message that does not parse or validate goes to the dead-letter topic
  * with its reason and never blocks its partition; the valid rest is stored with the source's
@@ -50,11 +53,23 @@ export class IngestService {
       }
     }
     try {
-      const result = await this.store.ingest(batch.source, events, { signal: batch.signal });
-      ingestedEvents.inc({ topic: batch.topic }, result.stored);
-      ingestBatchEvents.set(result.stored);
-      if (result.skipped > 0) {
-        replayedEvents.inc(result.skipped);
+      // In offset order, each part with its offset: a part stored stays stored when a later one
+      // fails, so a batch of 90,000 events that keeps being cut off (a slow store, a lost
+      // partition) still moves forward instead of starting over every time.
+      for (let from = 0; from < events.length || from === 0; from += MAX_EVENTS_PER_INSERT) {
+        batch.signal.throwIfAborted();
+        const result = await this.store.ingest(
+          batch.source,
+          events.slice(from, from + MAX_EVENTS_PER_INSERT),
+          {
+            signal: batch.signal,
+          },
+        );
+        ingestedEvents.inc({ topic: batch.topic }, result.stored);
+        ingestBatchEvents.set(result.stored);
+        if (result.skipped > 0) {
+          replayedEvents.inc(result.skipped);
+        }
       }
     } catch (error) {
       ingestFailures.inc();

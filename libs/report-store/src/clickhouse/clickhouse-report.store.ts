@@ -35,9 +35,9 @@ export interface ClickHouseStoreOptions {
   /** Whole months of raw events kept; older daily partitions are dropped. */
   readonly rawRetentionMonths: number;
   /**
-   * How long one INSERT of the ingest may take before it is cancelled (and the batch retried):
-   * well under the consumer's session timeout, so a consumer never writes long after it lost its
-   * partition. Defaults to 10 s.
+   * How long one INSERT of the ingest may take before it is cancelled (and the batch retried).
+   * Losing the partition cancels it at once through the caller's signal (the consumer heartbeats
+   * during the insert), so this only bounds a store that hangs. Defaults to 30 s.
    */
   readonly insertTimeoutMs?: number;
   /**
@@ -154,7 +154,7 @@ export class ClickHouseReportStore implements ReportStore {
   ): Promise<IngestResult> {
     this.assertOpen();
     const signal = AbortSignal.any([
-      AbortSignal.timeout(this.options.insertTimeoutMs ?? 10_000),
+      AbortSignal.timeout(this.options.insertTimeoutMs ?? 30_000),
       ...(options.signal ? [options.signal] : []),
     ]);
     try {
