@@ -18,6 +18,7 @@ import {
 } from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
 import { WaitBudget } from '../wait-budget';
+import { exactNumber } from '../exact-number';
 import { INEXACT_FIELDS, isReportable, measuresOf, sampleWeight, utcDayOf, utcHourOf } from '../event-rollup';
 import { identifier, stringLiteral, tabSeparatedField } from './clickhouse-literal';
 import { migrateClickHouse } from './clickhouse-migrator';
@@ -256,7 +257,7 @@ export class ClickHouseReportStore implements ReportStore {
           }
           const measures = {} as Measures;
           for (const name of MEASURE_NAMES) {
-            measures[name] = Number(row[name]);
+            measures[name] = exactNumber(row[name]);
           }
           const key =
             query.split === undefined ? undefined : typeof row.k === 'number' ? row.k : String(row.k);

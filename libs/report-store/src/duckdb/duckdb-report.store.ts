@@ -30,6 +30,7 @@ import {
   utcHourOf,
 } from '../event-rollup';
 import { WaitBudget } from '../wait-budget';
+import { exactNumber } from '../exact-number';
 import { DUCKDB_MIGRATIONS } from './duckdb.migrations';
 import { buildDuckDbQuery } from './duckdb-query.builder';
 
@@ -284,7 +285,7 @@ export class DuckDbReportStore implements ReportStore {
         for (let r = 0; r < chunk.rowCount; r += 1) {
           const measures = {} as Measures;
           MEASURE_NAMES.forEach((name, i) => {
-            measures[name] = Number(columns[i].getItem(r) ?? 0);
+            measures[name] = exactNumber(columns[i].getItem(r) as bigint | number | null);
           });
           const key = keys?.getItem(r);
           yield {
