@@ -14,6 +14,8 @@ const { values } = parseArgs({
     'events-per-day': { type: 'string', default: '1000000' },
     days: { type: 'string', default: '2' },
     url: { type: 'string', default: 'http://127.0.0.1:18123' },
+    /** Keeps the database, to look at the tables afterwards. */
+    keep: { type: 'boolean', default: false },
   },
 });
 const EVENTS_PER_DAY = Number(values['events-per-day']);
@@ -69,7 +71,11 @@ async function main(): Promise<void> {
   const again = await timed('reseal after a late duplicate', () => store.seal(NOW));
   console.log(`  sealed ${again.sealed.join(', ')}`);
   await store.close();
-  await fetch(`${values.url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${database}` });
+  if (values.keep) {
+    console.log(`kept ${database}`);
+  } else {
+    await fetch(`${values.url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${database}` });
+  }
 }
 
 main().catch((error: unknown) => {

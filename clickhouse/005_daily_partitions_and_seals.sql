@@ -1,13 +1,14 @@
 -- Closed days are sealed: recomputed from events_raw deduplicated by event_id and swapped in with
 -- ALTER TABLE ... REPLACE PARTITION, which works on whole partitions, so the raw table and both
 -- tiers move from monthly to daily partitions. Each tier gains two summed columns:
---   seal_raw_rows  set only on the one marker row a seal writes into the day's partition (every
---                  dimension empty, every measure 0): the raw row count the seal started from, so
---                  the day's content and the count it reflects are replaced together;
---   live_rows      raw rows summed by the materialized views: any value above 0 in a closed day
---                  means rows were added after its last seal (a late event, a retry, a zombie).
--- A closed day is final when its marker equals its raw row count and live_rows sums to 0 (a merge
--- that drops duplicates lowers the raw count, and the day is sealed once more).
+--   seal_mark  set only on the one marker row a seal writes into the day's partition (every
+--              dimension empty, every measure 0): the highest block number of the day's raw parts
+--              when the seal started, so the content and what it reflects are replaced together;
+--              every INSERT takes a higher block number, and merges keep it;
+--   live_rows  raw rows summed by the materialized views: any value above 0 in a closed day means
+--              rows were added after its last seal (a late event, a retry, a zombie).
+-- A closed day is final when its mark equals the highest block of its raw parts and live_rows sums
+-- to 0.
 -- Run with the ingest stopped: rows inserted between a copy and its rename would be left behind.
 DROP TABLE IF EXISTS exact_daily_mv;
 DROP TABLE IF EXISTS inexact_sample_mv;
@@ -28,7 +29,7 @@ CREATE TABLE IF NOT EXISTS exact_daily_by_day AS exact_daily
 ENGINE = SummingMergeTree
 PARTITION BY day
 ORDER BY (day, publisher_id, publisher_domain, template_id, ad_slot_id, advertiser_id, insertion_order_id, campaign_id, campaign_type, demand_type, strategy_id, creative_id, size);
-ALTER TABLE exact_daily_by_day ADD COLUMN seal_raw_rows UInt64, ADD COLUMN live_rows UInt64;
+ALTER TABLE exact_daily_by_day ADD COLUMN seal_mark UInt64, ADD COLUMN live_rows UInt64;
 INSERT INTO exact_daily_by_day SELECT *, toUInt64(0), toUInt64(0) FROM exact_daily;
 RENAME TABLE exact_daily TO exact_daily_by_month, exact_daily_by_day TO exact_daily;
 DROP TABLE exact_daily_by_month;
@@ -37,7 +38,7 @@ CREATE TABLE IF NOT EXISTS inexact_sample_by_day AS inexact_sample
 ENGINE = SummingMergeTree
 PARTITION BY day
 ORDER BY (day, hour, publisher_id, publisher_domain, template_id, ad_slot_id, advertiser_id, insertion_order_id, campaign_id, campaign_type, demand_type, strategy_id, creative_id, size, advertiser_domain, placement_id, list_id, segment_key, segment_value, age, gender, country, region, metro, zip, device_maker, device_model, device_type, os, browser, email_domain);
-ALTER TABLE inexact_sample_by_day ADD COLUMN seal_raw_rows UInt64, ADD COLUMN live_rows UInt64;
+ALTER TABLE inexact_sample_by_day ADD COLUMN seal_mark UInt64, ADD COLUMN live_rows UInt64;
 INSERT INTO inexact_sample_by_day SELECT *, toUInt64(0), toUInt64(0) FROM inexact_sample;
 RENAME TABLE inexact_sample TO inexact_sample_by_month, inexact_sample_by_day TO inexact_sample;
 DROP TABLE inexact_sample_by_month;
@@ -64,7 +65,7 @@ SELECT
     sum(post_view_conversions) AS post_view_conversions,
     sum(spend_micros) AS spend_micros,
     sum(revenue_micros) AS revenue_micros,
-    toUInt64(0) AS seal_raw_rows,
+    toUInt64(0) AS seal_mark,
     count() AS live_rows
 FROM events_raw
 GROUP BY day, publisher_id, publisher_domain, template_id, ad_slot_id, advertiser_id, insertion_order_id, campaign_id, campaign_type, demand_type, strategy_id, creative_id, size;
@@ -109,7 +110,7 @@ SELECT
     sum(post_view_conversions * sample_weight) AS post_view_conversions,
     sum(spend_micros * sample_weight) AS spend_micros,
     sum(revenue_micros * sample_weight) AS revenue_micros,
-    toUInt64(0) AS seal_raw_rows,
+    toUInt64(0) AS seal_mark,
     count() AS live_rows
 FROM events_raw
 WHERE sample_weight > 0

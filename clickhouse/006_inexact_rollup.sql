@@ -10,7 +10,7 @@
 -- Granules of 256 rows rather than 8192: a day holds about 20,000 rows over every dimension, of
 -- which a split reads one dimension's few hundred; with 8192 it read whole granules of the others
 -- (362,224 rows for a 30-day country split on 50 million events, not 5,400).
--- seal_raw_rows and live_rows as in 005: the sealer swaps a closed day in from events_raw FINAL with
+-- seal_mark and live_rows as in 005: the sealer swaps a closed day in from events_raw FINAL with
 -- one marker row (dimension and every key empty); live_rows counts the (row, dimension) entries the
 -- view added since.
 -- Run with the ingest stopped, as 005: the copy below and the view would both hold rows inserted
@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS inexact_daily (
     post_view_conversions UInt64,
     spend_micros UInt64,
     revenue_micros UInt64,
-    seal_raw_rows UInt64,
+    seal_mark UInt64,
     live_rows UInt64
 ) ENGINE = SummingMergeTree
 PARTITION BY day
@@ -52,7 +52,7 @@ SELECT
     sum(post_view_conversions) AS post_view_conversions,
     sum(spend_micros) AS spend_micros,
     sum(revenue_micros) AS revenue_micros,
-    -- seal_raw_rows and live_rows, not aliased: 18.16 would put the alias in place of the column in WHERE
+    -- seal_mark and live_rows, not aliased: 18.16 would put the alias in place of the column in WHERE
     toUInt64(0),
     sum(live_rows)
 FROM inexact_sample
@@ -77,7 +77,7 @@ ARRAY JOIN [
     ('segment_value', segment_value),
     ('email_domain', email_domain)
 ] AS pair
-WHERE seal_raw_rows = 0 AND (SELECT count() FROM inexact_daily) = 0
+WHERE seal_mark = 0 AND (SELECT count() FROM inexact_daily) = 0
 GROUP BY day, dimension, value, publisher_id, advertiser_id
 UNION ALL
 SELECT
@@ -93,10 +93,10 @@ SELECT
     toUInt64(0) AS post_view_conversions,
     toUInt64(0) AS spend_micros,
     toUInt64(0) AS revenue_micros,
-    sum(seal_raw_rows),
+    sum(seal_mark),
     toUInt64(0)
 FROM inexact_sample
-WHERE seal_raw_rows > 0 AND (SELECT count() FROM inexact_daily) = 0
+WHERE seal_mark > 0 AND (SELECT count() FROM inexact_daily) = 0
 GROUP BY day;
 
 -- Views run in name order: after exact_daily_mv, before inexact_sample_mv and ingested_offsets_mv,
@@ -115,7 +115,7 @@ SELECT
     sum(post_view_conversions * sample_weight) AS post_view_conversions,
     sum(spend_micros * sample_weight) AS spend_micros,
     sum(revenue_micros * sample_weight) AS revenue_micros,
-    toUInt64(0) AS seal_raw_rows,
+    toUInt64(0) AS seal_mark,
     count() AS live_rows
 FROM events_raw
 ARRAY JOIN [

@@ -138,8 +138,9 @@ describe.runIf(
       events.filter((e) => e.type === 'click').length + 1,
     );
     expect(await inexactSplits(upgraded)).toEqual(sample);
-    // The copied markers keep the other days final; the late click's day is sealed again.
-    expect(await upgraded.seal(AFTER_THE_EVENTS)).toEqual({ sealed: [late.ts.slice(0, 10)], final: 2 });
+    // The late click's day is sealed again. (A marker is a block number of the raw table it was
+    // sealed from; these raw rows were copied into new blocks, so other days may be sealed again too.)
+    expect((await upgraded.seal(AFTER_THE_EVENTS)).sealed).toContain(late.ts.slice(0, 10));
     expect(await inexactSplits(upgraded)).toEqual(sample);
     expect(await inexactSplits(sampleOnly)).toEqual(sample);
     expect(await upgraded.seal(AFTER_THE_EVENTS)).toEqual({ sealed: [], final: 3 });
@@ -154,7 +155,7 @@ describe.runIf(
     await fresh.ingest('columns/0', [{ offset: '0', event: makeEvent({ type: 'click' }) }]);
     await fresh.close();
     expect(await rollupDimensions(database)).toEqual([...ROLLUP_DIMENSIONS].sort());
-    const sealColumns = ['seal_raw_rows', 'live_rows'];
+    const sealColumns = ['seal_mark', 'live_rows'];
     expect(await columns(database, 'exact_daily')).toEqual([
       'day',
       ...EXACT_KEY_FIELDS,

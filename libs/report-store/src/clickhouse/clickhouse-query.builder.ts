@@ -170,7 +170,7 @@ export function buildClickHouseQuery(
     `day >= ${dateLiteral(query.range.start)}`,
     `day <= ${dateLiteral(query.range.end)}`,
     // The marker row of a sealed day (closed-day.sealer.ts) holds no measure but is a row.
-    'seal_raw_rows = 0',
+    'seal_mark = 0',
     ...source.where,
     ...scopeAndFilterPredicates(query, dialect),
   ];
