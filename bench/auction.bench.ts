@@ -11,13 +11,13 @@ import {
 } from 'node:fs';
 import { createRequire, SourceMap } from 'node:module';
 import type { Server } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { DEMO_CATALOG_PATH } from '@app/catalog';
 import { DspSimulator, type DspSimulatorStats } from '@app/dsp-simulator';
+import { freePort } from '@app/testing';
 
 /**
  * Ad requests (`GET /img/:adSlotId`) against the auction app with simulated DSPs, all on loopback.
@@ -195,17 +195,6 @@ function gitState(): { commit: string; changedUnderAppsAndLibs: number } | undef
   } catch {
     return undefined;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function parseRange(text: string): { min: number; max: number } {

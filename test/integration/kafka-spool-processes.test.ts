@@ -1,11 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KafkaEventBus } from '@app/events';
-import { STACK, requireOrSkip } from '@app/testing';
+import { STACK, freePort, requireOrSkip } from '@app/testing';
 
 /**
  * The spool across processes, on the Kafka of `npm run stack:up`: producer processes on the apps'
@@ -28,17 +27,6 @@ interface Running {
 const running: Running[] = [];
 let run = 0;
 const unique = (what: string) => `${what}-${process.pid}-${Date.now()}-${run++}`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The producer script on the apps' settings, in `cwd` (so that `data/spool` is shared by its processes). */
 function producer(cwd: string, brokers: string, prefix: string, args: string[]): Running {

@@ -16,7 +16,7 @@ type PortVariable = (typeof PORT_VARIABLES)[number];
 export type StackService = 'kafka' | 'clickhouse' | 'redis';
 
 /** A port nothing listens on now, chosen by the kernel. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

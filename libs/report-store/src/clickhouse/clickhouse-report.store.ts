@@ -49,7 +49,7 @@ export interface ClickHouseStoreOptions {
 }
 
 /** The columns the ingest writes to events_raw (clickhouse/001_events_raw.sql), in its order. */
-const RAW_COLUMNS: [string, ...string[]] = [
+export const RAW_COLUMNS: [string, ...string[]] = [
   'event_date',
   'hour',
   'ts',
