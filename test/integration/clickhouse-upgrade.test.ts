@@ -180,4 +180,24 @@ describe.runIf(
     ]);
     expect(await columns(database, 'events_raw')).toEqual(RAW_COLUMNS);
   });
+
+  it('keeps one offset row per source once merged, and the highest offset is still the one read', async () => {
+    const database = `adx_test_${process.pid}_${Date.now()}_offsets`;
+    const fresh = store(database, 'clickhouse');
+    await fresh.migrate();
+    const events = demoEvents(1, 300);
+    for (let from = 0; from < events.length; from += 100) {
+      await fresh.ingest(
+        'offsets/0',
+        events.slice(from, from + 100).map((event, i) => ({ offset: String(from + i), event })),
+      );
+    }
+    await lines(`OPTIMIZE TABLE ${database}.ingested_offsets FINAL`);
+    expect(await lines(`SELECT source, last_offset FROM ${database}.ingested_offsets`)).toEqual([
+      `offsets/0\t${events.length - 1}`,
+    ]);
+    const again = events.map((event, i) => ({ offset: String(i), event }));
+    expect(await fresh.ingest('offsets/0', again)).toEqual({ stored: 0, skipped: events.length });
+    await fresh.close();
+  });
 });
