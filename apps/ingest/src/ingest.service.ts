@@ -52,6 +52,7 @@ export class IngestService {
         });
       }
     }
+    let stored = 0;
     try {
       // In offset order, each part with its offset: a part stored stays stored when a later one
       // fails, so a batch of 90,000 events that keeps being cut off (a slow store, a lost
@@ -65,12 +66,13 @@ export class IngestService {
             signal: batch.signal,
           },
         );
+        stored += result.stored;
         ingestedEvents.inc({ topic: batch.topic }, result.stored);
-        ingestBatchEvents.set(result.stored);
         if (result.skipped > 0) {
           replayedEvents.inc(result.skipped);
         }
       }
+      ingestBatchEvents.set(stored);
     } catch (error) {
       ingestFailures.inc();
       this.logger.error(

@@ -79,3 +79,11 @@ export function utcDayOf(ts: string): string {
 export function utcHourOf(ts: string): number {
   return Number(ts.slice(11, 13));
 }
+
+/**
+ * The first day retention keeps (`YYYY-MM-DD`): the first of the month `months` before `now`'s.
+ * Both stores drop what they keep of the days before it.
+ */
+export function retentionCutoff(now: Date, months: number): string {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - months, 1)).toISOString().slice(0, 10);
+}

@@ -19,11 +19,19 @@ import {
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
 import { WaitBudget } from '../wait-budget';
 import { exactNumber } from '../exact-number';
-import { INEXACT_FIELDS, isReportable, measuresOf, sampleWeight, utcDayOf, utcHourOf } from '../event-rollup';
+import {
+  INEXACT_FIELDS,
+  isReportable,
+  measuresOf,
+  retentionCutoff,
+  sampleWeight,
+  utcDayOf,
+  utcHourOf,
+} from '../event-rollup';
 import { identifier, stringLiteral, tabSeparatedField } from './clickhouse-literal';
 import { migrateClickHouse } from './clickhouse-migrator';
 import { buildClickHouseQuery } from './clickhouse-query.builder';
-import { ClosedDaySealer } from './closed-day.sealer';
+import { ClosedDaySealer, dayOfPartition } from './closed-day.sealer';
 
 export interface ClickHouseStoreOptions {
   readonly url: string;
@@ -321,10 +329,7 @@ export class ClickHouseReportStore implements ReportStore {
    */
   async dropExpired(now: Date): Promise<string[]> {
     this.assertOpen();
-    const cutoff = new Date(
-      Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - this.options.rawRetentionMonths, 1),
-    );
-    const oldest = cutoff.toISOString().slice(0, 10).replaceAll('-', '');
+    const oldest = retentionCutoff(now, this.options.rawRetentionMonths).replaceAll('-', '');
     try {
       const result = await this.client.query({
         query: `SELECT DISTINCT partition_id FROM system.parts WHERE database = ${stringLiteral(this.options.database)} AND table = 'events_raw' AND active`,
@@ -336,7 +341,7 @@ export class ClickHouseReportStore implements ReportStore {
           await this.client.command({
             query: `ALTER TABLE events_raw DROP PARTITION ID ${stringLiteral(id)}`,
           });
-          dropped.push(`${id.slice(0, 4)}-${id.slice(4, 6)}-${id.slice(6)}`);
+          dropped.push(dayOfPartition(id));
         }
       }
       return dropped.sort();

@@ -48,7 +48,8 @@ const rollupTier: SealedTier = {
 /** Staging tables are named `seal_<ms since epoch>_<random>`; ones older than this were abandoned. */
 const ABANDONED_AFTER_MS = 10 * 60_000;
 
-const asDay = (partitionId: string) =>
+/** The day of a daily partition's id (`20261123` is `2026-11-23`). */
+export const dayOfPartition = (partitionId: string) =>
   `${partitionId.slice(0, 4)}-${partitionId.slice(4, 6)}-${partitionId.slice(6, 8)}`;
 
 /**
@@ -81,8 +82,8 @@ export class ClosedDaySealer {
        WHERE database = ${stringLiteral(this.database)} AND table = 'events_raw' AND active
        GROUP BY partition_id ORDER BY partition_id DESC`,
     )) {
-      if (/^\d{8}$/.test(id) && asDay(id) < today) {
-        rawMarks.set(asDay(id), String(mark));
+      if (/^\d{8}$/.test(id) && dayOfPartition(id) < today) {
+        rawMarks.set(dayOfPartition(id), String(mark));
       }
     }
     if (rawMarks.size === 0) {

@@ -25,6 +25,7 @@ import {
   INEXACT_FIELDS,
   isReportable,
   measuresOf,
+  retentionCutoff,
   sampleWeight,
   utcDayOf,
   utcHourOf,
@@ -194,11 +195,7 @@ export class DuckDbReportStore implements ReportStore {
     if (this.options.rawRetentionMonths === undefined) {
       return [];
     }
-    const cutoff = new Date(
-      Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - this.options.rawRetentionMonths, 1),
-    )
-      .toISOString()
-      .slice(0, 10);
+    const cutoff = retentionCutoff(now, this.options.rawRetentionMonths);
     return this.writeLock.run(async () => {
       const expired = await this.writer.runAndReadAll(
         "SELECT DISTINCT strftime(day, '%Y-%m-%d') FROM ingested_events WHERE day < CAST($1 AS DATE) ORDER BY 1",
