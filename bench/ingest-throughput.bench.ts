@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,6 +31,9 @@ import { IngestService } from '@apps/ingest';
 const { values } = parseArgs({
   options: {
     events: { type: 'string', default: '3000000' },
+    /** Days the events spread over, ending now: 1 is live traffic, 30 a month's backfill. */
+    days: { type: 'string', default: '30' },
+    'in-flight': { type: 'string', default: '1' },
     seconds: { type: 'string', default: '60' },
     brokers: { type: 'string', default: '127.0.0.1:19092' },
     url: { type: 'string', default: 'http://127.0.0.1:18123' },
@@ -44,6 +48,8 @@ const { values } = parseArgs({
 });
 const EVENTS = Number(values.events);
 const SECONDS = Number(values.seconds);
+const DAYS = Number(values.days);
+const IN_FLIGHT = Number(values['in-flight']);
 const run = `bench_${Date.now()}`;
 const topicsOf = values['reuse-topics'] ?? run;
 
@@ -65,6 +71,48 @@ function bus(clientId: string): KafkaEventBus {
 function cpuMicros(since: NodeJS.CpuUsage): number {
   const used = process.cpuUsage(since);
   return used.user + used.system;
+}
+
+/**
+ * CPU microseconds (user + system) used so far by the local processes whose command line matches
+ * `pattern` (the stack's ClickHouse and Kafka beside the bench), from /proc; 0 when none runs here.
+ */
+function serverCpuMicros(pattern: string): number {
+  let pids: string[];
+  try {
+    pids = execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n');
+  } catch {
+    return 0;
+  }
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the command (which may hold spaces): utime and stime are the 12th and 13th.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ticks * 10_000; // USER_HZ is 100 on Linux
+}
+
+const SERVERS = { clickhouse: 'clickhouse-server', kafka: 'kafka\\.Kafka' } as const;
+
+function serversCpu(): Record<keyof typeof SERVERS, number> {
+  return {
+    clickhouse: serverCpuMicros(SERVERS.clickhouse),
+    kafka: serverCpuMicros(SERVERS.kafka),
+  };
+}
+
+/** The servers' CPU since `since`, per event. */
+function serversPerEvent(since: Record<keyof typeof SERVERS, number>, events: number): string {
+  const now = serversCpu();
+  return (Object.keys(SERVERS) as (keyof typeof SERVERS)[])
+    .map((name) => `${name} ${((now[name] - since[name]) / events).toFixed(1)} µs CPU/event`)
+    .join(', ');
 }
 
 function load(): string {
@@ -90,22 +138,18 @@ async function profile(name: string): Promise<() => Promise<void>> {
 }
 
 /**
- * Phase 1: generates the events and publishes them, 10,000 at a time per topic. The CPU of the
- * synchronous stretches that generate and serialise events is counted apart, so that the
- * producer's own cost per event can be told from the generator's.
+ * Phase 1: generates the events, serialised and grouped in publishes of 10,000 per topic, then
+ * publishes them one publish after the other. Only the publishing is timed and profiled: the
+ * generator's garbage would otherwise be collected on the producer's time.
  */
 async function produce(producer: KafkaEventBus): Promise<number> {
   await producer.ensureTopics(EVENT_TOPICS);
-  const stopProfile = await profile('produce');
-  const cpu = process.cpuUsage();
-  const started = Date.now();
-  let generating = 0;
-  let from = process.cpuUsage();
+  const generating = process.cpuUsage();
+  const publishes: { topic: string; messages: OutgoingMessage[] }[] = [];
   const pending = new Map<string, OutgoingMessage[]>();
-  let sent = 0;
   for (const event of generateDemoTraffic(loadCatalog(), {
-    days: 30,
-    eventsPerDay: Math.ceil(EVENTS / 30),
+    days: DAYS,
+    eventsPerDay: Math.ceil(EVENTS / DAYS),
     now: new Date(),
     seed: 3,
   })) {
@@ -115,27 +159,41 @@ async function produce(producer: KafkaEventBus): Promise<number> {
     pending.set(topic, queue);
     if (queue.length === 10_000) {
       pending.set(topic, []);
-      generating += cpuMicros(from);
-      await producer.publish(topic, queue);
-      from = process.cpuUsage();
-      sent += queue.length;
+      publishes.push({ topic, messages: queue });
     }
   }
-  generating += cpuMicros(from);
   for (const [topic, queue] of pending) {
     if (queue.length) {
-      await producer.publish(topic, queue);
-      sent += queue.length;
+      publishes.push({ topic, messages: queue });
     }
   }
+  const generated = publishes.reduce((sum, p) => sum + p.messages.length, 0);
+  console.log(
+    `phase 1: generated ${generated} events, ${(cpuMicros(generating) / generated).toFixed(1)} µs CPU/event`,
+  );
+  globalThis.gc?.();
+  const stopProfile = await profile('produce');
+  const servers = serversCpu();
+  const cpu = process.cpuUsage();
+  const started = Date.now();
+  let sent = 0;
+  // Shifted, so that what was sent can be collected; --in-flight publishes at once, as the
+  // auction's publisher sends each topic's buffer without waiting for the others.
+  const publisher = async () => {
+    for (let next = publishes.shift(); next; next = publishes.shift()) {
+      await producer.publish(next.topic, next.messages);
+      sent += next.messages.length;
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, publisher));
   const seconds = (Date.now() - started) / 1000;
   const total = cpuMicros(cpu);
   await stopProfile();
   console.log(
-    `phase 1: produced ${sent} events in ${seconds.toFixed(1)} s, ${Math.round(sent / seconds)}/s; ` +
-      `${(total / sent).toFixed(1)} µs CPU/event, of which generating ${(generating / sent).toFixed(1)} ` +
-      `and producing ${((total - generating) / sent).toFixed(1)}; load average ${load()}`,
+    `         produced ${sent} events in ${seconds.toFixed(1)} s, ${Math.round(sent / seconds)}/s; ` +
+      `${(total / sent).toFixed(1)} µs CPU/event; load average ${load()}`,
   );
+  console.log(`         servers: ${serversPerEvent(servers, sent)}`);
   return sent;
 }
 
@@ -200,6 +258,7 @@ async function main(): Promise<void> {
   const ingest = new IngestService(consumer, store);
   const reportable = sent; // every generated event is an impression, click or conversion
   const stopProfile = await profile('ingest');
+  const servers = serversCpu();
   const cpu = process.cpuUsage();
   const started = Date.now();
   await consumer.subscribe(`${run}-ingest`, EVENT_TOPICS, (batch) => ingest.handle(batch));
@@ -212,6 +271,7 @@ async function main(): Promise<void> {
   }
   const elapsed = (Date.now() - started) / 1000;
   const ingestCpu = cpuMicros(cpu);
+  const serversUsed = serversPerEvent(servers, stored);
   await stopProfile();
   const first = samples.find((s) => s.rows > 0) ?? samples[0];
   const last = samples[samples.length - 1];
@@ -226,6 +286,7 @@ async function main(): Promise<void> {
   console.log(
     `         ${(ingestCpu / stored).toFixed(1)} µs CPU/event (${(ingestCpu / 1e6 / elapsed).toFixed(2)} cores), load average ${load()}`,
   );
+  console.log(`         servers: ${serversUsed}`);
   await consumer.close();
   await producer.close();
   await store.close();

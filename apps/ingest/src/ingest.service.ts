@@ -3,6 +3,7 @@ import {
   DEAD_LETTER_TOPIC,
   EVENT_BUS,
   describeBatch,
+  frameEnd,
   parseAdEvent,
   type DeliveredBatch,
   type EventBus,
@@ -17,7 +18,7 @@ import {
 } from '@app/observability';
 import { REPORT_STORE, type OffsetEvent, type ReportStore } from '@app/report-store';
 
-/** The most events one INSERT carries; a larger batch is stored in parts. */
+/** The most events one INSERT carries (but for the rest of a frame); a larger batch is stored in blocks. */
 const MAX_EVENTS_PER_INSERT = 10_000;
 
 /**
@@ -35,9 +36,58 @@ export class IngestService {
   ) {}
 
   async handle(batch: DeliveredBatch): Promise<void> {
-    const events: OffsetEvent[] = [];
     const rejected: OutgoingMessage[] = [];
-    for (const message of batch.messages) {
+    let stored = 0;
+    try {
+      // In offset order, each block with its offset: a block stored stays stored when a later one
+      // fails, so a batch of 90,000 events that keeps being cut off (a slow store, a lost
+      // partition) still moves forward instead of starting over every time. A block ends at a
+      // frame's end (its events share one offset), and is parsed just before it is stored, the
+      // event loop free in between: parsing a whole fetch at once held it for seconds, and the
+      // consumer's heartbeats with it.
+      let from = 0;
+      do {
+        batch.signal.throwIfAborted();
+        const end = frameEnd(batch.messages, from, MAX_EVENTS_PER_INSERT);
+        const events = this.parse(batch, from, end, rejected);
+        const result = await this.store.ingest(batch.source, events, { signal: batch.signal });
+        stored += result.stored;
+        ingestedEvents.inc({ topic: batch.topic }, result.stored);
+        if (result.skipped > 0) {
+          replayedEvents.inc(result.skipped);
+        }
+        from = end;
+        await new Promise(setImmediate);
+      } while (from < batch.messages.length);
+      ingestBatchEvents.set(stored);
+    } catch (error) {
+      ingestFailures.inc();
+      // The fence's reason says why a batch was cut off (the store only sees "aborted").
+      const why = batch.signal.aborted ? (batch.signal.reason as Error) : (error as Error);
+      this.logger.error(`batch ${describeBatch(batch)} not stored, will be redelivered: ${why.message}`);
+      throw error;
+    }
+    // After the store, so that a batch redelivered because the store failed does not send its
+    // rejects again; a crash between the two sends them again (headers name their source).
+    if (rejected.length > 0) {
+      await this.bus.publish(DEAD_LETTER_TOPIC, rejected);
+      deadLetters.inc({ topic: batch.topic }, rejected.length);
+      this.logger.warn(
+        `${rejected.length} message(s) of ${batch.topic}/${batch.partition} sent to ${DEAD_LETTER_TOPIC}`,
+      );
+    }
+  }
+
+  /** The valid events of `messages[from, end)`; the others are added to `rejected`. */
+  private parse(
+    batch: DeliveredBatch,
+    from: number,
+    end: number,
+    rejected: OutgoingMessage[],
+  ): OffsetEvent[] {
+    const events: OffsetEvent[] = [];
+    for (let i = from; i < end; i += 1) {
+      const message = batch.messages[i];
       const parsed = parseAdEvent(message.value);
       if (parsed.ok) {
         events.push({ offset: message.offset, event: parsed.event });
@@ -52,42 +102,6 @@ export class IngestService {
         });
       }
     }
-    let stored = 0;
-    try {
-      // In offset order, each part with its offset: a part stored stays stored when a later one
-      // fails, so a batch of 90,000 events that keeps being cut off (a slow store, a lost
-      // partition) still moves forward instead of starting over every time.
-      for (let from = 0; from < events.length || from === 0; from += MAX_EVENTS_PER_INSERT) {
-        batch.signal.throwIfAborted();
-        const result = await this.store.ingest(
-          batch.source,
-          events.slice(from, from + MAX_EVENTS_PER_INSERT),
-          {
-            signal: batch.signal,
-          },
-        );
-        stored += result.stored;
-        ingestedEvents.inc({ topic: batch.topic }, result.stored);
-        if (result.skipped > 0) {
-          replayedEvents.inc(result.skipped);
-        }
-      }
-      ingestBatchEvents.set(stored);
-    } catch (error) {
-      ingestFailures.inc();
-      this.logger.error(
-        `batch ${describeBatch(batch)} not stored, will be redelivered: ${(error as Error).message}`,
-      );
-      throw error;
-    }
-    // After the store, so that a batch redelivered because the store failed does not send its
-    // rejects again; a crash between the two sends them again (headers name their source).
-    if (rejected.length > 0) {
-      await this.bus.publish(DEAD_LETTER_TOPIC, rejected);
-      deadLetters.inc({ topic: batch.topic }, rejected.length);
-      this.logger.warn(
-        `${rejected.length} message(s) of ${batch.topic}/${batch.partition} sent to ${DEAD_LETTER_TOPIC}`,
-      );
-    }
+    return events;
   }
 }

@@ -1,11 +1,12 @@
 import {
   CompressionTypes,
   Kafka,
+  Partitioners,
   logLevel,
   type Admin,
   type Consumer,
-  type IHeaders,
   type KafkaMessage,
+  type PartitionMetadata,
   type Producer,
 } from 'kafkajs';
 import { consumerLag } from '@app/observability';
@@ -18,6 +19,7 @@ import type {
 } from './event-bus.port';
 import { SpoolDirectory, type SpoolEntry } from './event-spool';
 import { ConsumerFence, timingsAccepted, type ConsumerTimings } from './kafka-consumer-fence';
+import { frameRequests, unframe } from './kafka-frame';
 
 export interface KafkaBusOptions {
   readonly brokers: readonly string[];
@@ -52,40 +54,21 @@ const COMPRESSION_TYPES: Readonly<Record<KafkaCompression, CompressionTypes>> = 
 /** Bytes of spooled entries sent to Kafka in one request while replaying. */
 const REPLAY_BATCH_BYTES = 1024 * 1024;
 
-/**
- * Most messages of one topic in one produce request. kafkajs groups a request's messages by
- * partition by copying each partition's array at every message (quadratic): at 10,000 messages
- * that cost about 13 µs a message, at 1,000 about 4 µs (BENCHMARKS.md), more than one more
- * round trip costs.
- */
-const MESSAGES_PER_REQUEST = 1_000;
+/** Most keys whose partition is remembered per topic. */
+const PARTITION_CACHE_KEYS = 100_000;
 
-/** Headers as strings; none (the common case: ad events carry none) builds no object. */
-function stringHeaders(headers: IHeaders | undefined): Record<string, string> | undefined {
-  if (!headers) {
-    return undefined;
-  }
-  const out: Record<string, string> = {};
-  let any = false;
-  for (const name in headers) {
-    out[name] = String(headers[name] ?? '');
-    any = true;
-  }
-  return any ? out : undefined;
+interface TopicPartitions {
+  readonly partitions: PartitionMetadata[];
+  readonly byKey: Map<string, number>;
+  readonly at: number;
 }
 
-function delivered(m: KafkaMessage): DeliveredMessage {
-  return {
-    key: m.key?.toString() ?? '',
-    value: m.value?.toString() ?? '',
-    offset: m.offset,
-    headers: stringHeaders(m.headers),
-  };
-}
+/** How long a topic's partitions are taken as known (the Java client's `metadata.max.age.ms`). */
+const METADATA_MAX_AGE_MS = 5 * 60_000;
 
 /**
- * The distributed event bus on Kafka (kafkajs): an idempotent producer with `acks: -1`, gzip
- * batches and an on-disk spool; consumers that handle whole batches and commit a batch's offsets
+ * The distributed event bus on Kafka (kafkajs): an idempotent producer with `acks: -1` sending
+ * frames of many messages (`kafka-frame.ts`) in gzip batches, and an on-disk spool; consumers that handle whole batches and commit a batch's offsets
  * only after the handler resolved, fenced (`ConsumerFence`): a batch whose member may have lost
  * its partition is aborted and never committed.
  */
@@ -98,6 +81,9 @@ export class KafkaEventBus implements EventBus {
   private timings: Promise<ConsumerTimings> | undefined;
   private readonly groups = new Map<string, readonly string[]>();
   private readonly knownTopics = new Set<string>();
+  private readonly partitions = new Map<string, TopicPartitions>();
+  /** kafkajs's own default partitioner: a key lands on the partition it would unframed. */
+  private readonly partitioner = Partitioners.DefaultPartitioner();
   private readonly spools: SpoolDirectory;
   private connected: Promise<void> | undefined;
   private replaying: Promise<void> | undefined;
@@ -210,7 +196,7 @@ export class KafkaEventBus implements EventBus {
             source: `${batch.topic}/${batch.partition}`,
             topic: this.plain(batch.topic),
             partition: batch.partition,
-            messages: batch.messages.map(delivered),
+            messages: this.unframed(batch.messages),
             signal,
           }),
         );
@@ -286,10 +272,10 @@ export class KafkaEventBus implements EventBus {
   }
 
   /**
-   * Sends entries, each topic's messages in entry order, acknowledged by all replicas: one request
-   * per MESSAGES_PER_REQUEST messages of a topic, in order. A failure part-way leaves the earlier
-   * requests in Kafka and the caller sends (or spools) them all again: at least once, as a lost
-   * acknowledgement already is.
+   * Sends entries, each topic's messages in entry order, framed (`kafka-frame.ts`) and
+   * acknowledged by all replicas, one request after the other. A failure part-way leaves the
+   * earlier requests in Kafka and the caller sends (or spools) them all again: at least once, as a
+   * lost acknowledgement already is.
    */
   private async send(entries: readonly SpoolEntry[]): Promise<void> {
     const byTopic = new Map<string, OutgoingMessage[]>();
@@ -300,24 +286,59 @@ export class KafkaEventBus implements EventBus {
     }
     await this.ensureTopics([...byTopic.keys()]);
     const compression = COMPRESSION_TYPES[this.options.compression ?? 'gzip'];
-    for (const [topic, messages] of byTopic) {
-      for (let from = 0; from < messages.length; from += MESSAGES_PER_REQUEST) {
-        await this.producer.sendBatch({
-          acks: -1,
-          compression,
-          topicMessages: [
-            {
-              topic: this.onCluster(topic),
-              messages: messages.slice(from, from + MESSAGES_PER_REQUEST).map((m) => ({
-                key: m.key,
-                value: m.value,
-                headers: m.headers ? { ...m.headers } : undefined,
-              })),
-            },
-          ],
-        });
+    for (const [plainTopic, messages] of byTopic) {
+      const topic = this.onCluster(plainTopic);
+      const { partitions: partitionMetadata, byKey } = await this.partitionsOf(topic);
+      const requests = frameRequests(messages, (key) => {
+        let partition = byKey.get(key);
+        if (partition === undefined) {
+          partition = this.partitioner({ topic, partitionMetadata, message: { key, value: null } });
+          // Keys are ad slots: a bounded set, but a generic caller's keys may not be.
+          if (byKey.size >= PARTITION_CACHE_KEYS) {
+            byKey.clear();
+          }
+          byKey.set(key, partition);
+        }
+        return partition;
+      });
+      try {
+        for (const request of requests) {
+          await this.producer.sendBatch({
+            acks: -1,
+            compression,
+            topicMessages: [{ topic, messages: request }],
+          });
+        }
+      } catch (error) {
+        // Perhaps the partitions changed: the next try reads them again.
+        this.partitions.delete(topic);
+        throw error;
       }
     }
+  }
+
+  /**
+   * A topic's partitions, as the producer's partitioner needs them, with the partition of each key
+   * seen (the partitioner hashes the key's bytes every time); read again after a while.
+   */
+  private async partitionsOf(topic: string): Promise<TopicPartitions> {
+    const known = this.partitions.get(topic);
+    if (known && Date.now() - known.at < METADATA_MAX_AGE_MS) {
+      return known;
+    }
+    await this.connect();
+    const { topics } = await this.admin.fetchTopicMetadata({ topics: [topic] });
+    const fresh = { partitions: topics[0].partitions, byKey: new Map<string, number>(), at: Date.now() };
+    this.partitions.set(topic, fresh);
+    return fresh;
+  }
+
+  private unframed(records: readonly KafkaMessage[]): DeliveredMessage[] {
+    const messages: DeliveredMessage[] = [];
+    for (const record of records) {
+      unframe(record, messages);
+    }
+    return messages;
   }
 
   private async caughtUp(): Promise<boolean> {

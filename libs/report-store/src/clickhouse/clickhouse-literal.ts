@@ -61,12 +61,17 @@ const TSV_ESCAPES: Readonly<Record<string, string>> = {
   '\f': '\\f',
 };
 
+const TSV_SPECIAL = /[\\\t\n\r\0\b\f]/;
+const TSV_SPECIALS = new RegExp(TSV_SPECIAL.source, 'g');
+
 /**
  * A value as a field of ClickHouse's TabSeparated format, the ingest's insert format: cheaper to
  * produce than JSON, and read back exactly (tested with the same hostile strings as the literals).
  */
 export function tabSeparatedField(value: string | number): string {
-  return typeof value === 'number'
-    ? String(value)
-    : value.replace(/[\\\t\n\r\0\b\f]/g, (ch) => TSV_ESCAPES[ch]);
+  if (typeof value === 'number') {
+    return String(value);
+  }
+  // Most values need no escape: a test is cheaper than a replace that finds nothing.
+  return TSV_SPECIAL.test(value) ? value.replace(TSV_SPECIALS, (ch) => TSV_ESCAPES[ch]) : value;
 }

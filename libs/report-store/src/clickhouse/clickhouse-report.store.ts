@@ -174,7 +174,8 @@ export class ClickHouseReportStore implements ReportStore {
       });
       const [{ o, n }] = await seen.json<{ o: string; n: string }>();
       const fresh = newerThan(batch, n !== '0' ? BigInt(o) : undefined);
-      const lines = fresh.filter((e) => isReportable(e.event)).map((e) => this.rawLine(source, e));
+      const field = tabSeparatedField(source);
+      const lines = fresh.filter((e) => isReportable(e.event)).map((e) => this.rawLine(field, e));
       if (lines.length > 0) {
         options.signal?.throwIfAborted();
         await this.client.insert({
@@ -351,20 +352,25 @@ export class ClickHouseReportStore implements ReportStore {
   }
 
   /** One events_raw row as TabSeparated text, in RAW_COLUMNS order. */
-  private rawLine(source: string, { offset, event }: OffsetEvent): string {
+  /** One `events_raw` row in RAW_COLUMNS order, `sourceField` already escaped. */
+  private rawLine(sourceField: string, { offset, event }: OffsetEvent): string {
     const measures = measuresOf(event);
     const fields: (string | number)[] = [
       utcDayOf(event.ts),
       utcHourOf(event.ts),
       `${event.ts.slice(0, 10)} ${event.ts.slice(11, 19)}`,
-      event.event_id,
+      tabSeparatedField(event.event_id),
       event.type,
-      source,
+      sourceField,
       offset,
-      ...INEXACT_FIELDS.map((field) => event[field]),
-      sampleWeight(event, this.options.sampleDenominator),
-      ...MEASURE_NAMES.map((name) => measures[name]),
     ];
-    return fields.map(tabSeparatedField).join('\t');
+    for (const field of INEXACT_FIELDS) {
+      fields.push(tabSeparatedField(event[field]));
+    }
+    fields.push(sampleWeight(event, this.options.sampleDenominator));
+    for (const name of MEASURE_NAMES) {
+      fields.push(measures[name]);
+    }
+    return fields.join('\t');
   }
 }
