@@ -181,7 +181,27 @@ describe.runIf(
     expect(await columns(database, 'events_raw')).toEqual(RAW_COLUMNS);
   });
 
-  it('keeps one offset row per source once merged, and the highest offset is still the one read', async () => {
+  it('moves the offsets recorded before 008 (the highest stored) on to the offset to read next', async () => {
+    const database = `adx_test_${process.pid}_${Date.now()}_008`;
+    const old = store(database, migrationsBefore('008'));
+    await old.migrate();
+    const events = demoEvents(1, 200).map((event, i) => ({ offset: String(i), event }));
+    // As the ingest before 008 left it: offsets 0 to 99 stored, 99 recorded.
+    await old.ingest('upgrade/0', events.slice(0, 100));
+    await lines(`TRUNCATE TABLE ${database}.ingested_offsets`);
+    await lines(`INSERT INTO ${database}.ingested_offsets VALUES ('upgrade/0', 99, 100)`);
+    await old.close();
+    const upgraded = store(database, 'clickhouse');
+    await upgraded.migrate();
+    expect(await upgraded.ingest('upgrade/0', events)).toEqual({ stored: 100, skipped: 100 });
+    expect(await lines(`SELECT uniqExact(event_id), count() FROM ${database}.events_raw`)).toEqual([
+      '200\t200',
+    ]);
+    await upgraded.close();
+    await lines(`DROP DATABASE ${database}`);
+  });
+
+  it('keeps one offset row per source once merged: the offset to read next, after the highest stored', async () => {
     const database = `adx_test_${process.pid}_${Date.now()}_offsets`;
     const fresh = store(database, 'clickhouse');
     await fresh.migrate();
@@ -194,7 +214,7 @@ describe.runIf(
     }
     await lines(`OPTIMIZE TABLE ${database}.ingested_offsets FINAL`);
     expect(await lines(`SELECT source, last_offset FROM ${database}.ingested_offsets`)).toEqual([
-      `offsets/0\t${events.length - 1}`,
+      `offsets/0\t${events.length}`,
     ]);
     const again = events.map((event, i) => ({ offset: String(i), event }));
     expect(await fresh.ingest('offsets/0', again)).toEqual({ stored: 0, skipped: events.length });

@@ -42,13 +42,14 @@ export interface ReportStore {
   /** Applies pending schema migrations; safe to call at every start. */
   migrate(): Promise<void>;
   /**
-   * Stores the events of one source (a topic partition) and records the source's highest offset,
-   * leaving out every event at or below the offset already stored. What each store guarantees on
+   * Stores the events of one source (a topic partition) and records how far the source is stored,
+   * leaving out the events of the offsets already stored. What each store guarantees on
    * a failure half-way differs (DuckDB: one transaction; ClickHouse: none, see `seal`); on both,
    * once `seal` has run after the last write, every exact split of a closed day counts each
-   * event id once.
+   * event id once. `events` is read once, in order, perhaps while the write is under way (the
+   * caller may parse as it is read); events sharing an offset (a Kafka frame) are stored together.
    */
-  ingest(source: string, events: readonly OffsetEvent[], options?: IngestOptions): Promise<IngestResult>;
+  ingest(source: string, events: Iterable<OffsetEvent>, options?: IngestOptions): Promise<IngestResult>;
   /**
    * Makes the tiers of every closed day (before the UTC day of `now`) count each event id once,
    * whatever was written twice or half-way: ClickHouse recomputes a day from its raw events

@@ -6,9 +6,9 @@ import {
   type ResultSet,
   type Row,
 } from '@clickhouse/client';
+import type { AdEvent } from '@app/events';
 import { MEASURE_NAMES, type Measures, type StoreRow } from '@app/report-model';
 import {
-  newerThan,
   type IngestOptions,
   type IngestResult,
   type OffsetEvent,
@@ -57,6 +57,9 @@ export interface ClickHouseStoreOptions {
 }
 
 /** The columns the ingest writes to events_raw (clickhouse/001_events_raw.sql), in its order. */
+/** Rows per chunk of a streamed INSERT: large enough to amortise a write, small enough to yield often. */
+const ROWS_PER_CHUNK = 2_000;
+
 export const RAW_COLUMNS: [string, ...string[]] = [
   'event_date',
   'hour',
@@ -69,6 +72,42 @@ export const RAW_COLUMNS: [string, ...string[]] = [
   'sample_weight',
   ...MEASURE_NAMES,
 ];
+
+/** Rows handed to a TabSeparated INSERT as the socket asks for them, a chunk at a time. */
+class RowStream extends Readable {
+  constructor(
+    private first: string | undefined,
+    private readonly rows: Iterator<string, void, undefined>,
+  ) {
+    super();
+  }
+
+  override _read(): void {
+    const lines: string[] = [];
+    if (this.first !== undefined) {
+      lines.push(this.first);
+      this.first = undefined;
+    }
+    try {
+      for (let next = this.rows.next(); ; next = this.rows.next()) {
+        if (next.done) {
+          if (lines.length > 0) {
+            this.push(`${lines.join('\n')}\n`);
+          }
+          this.push(null);
+          return;
+        }
+        lines.push(next.value);
+        if (lines.length === ROWS_PER_CHUNK) {
+          this.push(`${lines.join('\n')}\n`);
+          return;
+        }
+      }
+    } catch (error) {
+      this.destroy(error as Error);
+    }
+  }
+}
 
 /** How long one migration statement may take. */
 const MIGRATION_TIMEOUT_MS = 60 * 60_000;
@@ -156,9 +195,15 @@ export class ClickHouseReportStore implements ReportStore {
    * the retry writes them again; `seal` then recomputes every closed day from the raw rows
    * deduplicated by event_id, which is what makes the reports exact, not this method.
    */
+  /**
+   * One INSERT of the events above the source's stored offset, streamed: each event becomes its
+   * row as ClickHouse reads the request, so a block of 50,000 parsed events is never held at once
+   * (their objects die young) and the event loop turns between chunks. Under
+   * `max_insert_block_size` (a million rows), the INSERT is one block: one part, all or nothing.
+   */
   async ingest(
     source: string,
-    batch: readonly OffsetEvent[],
+    batch: Iterable<OffsetEvent>,
     options: IngestOptions = {},
   ): Promise<IngestResult> {
     this.assertOpen();
@@ -173,20 +218,22 @@ export class ClickHouseReportStore implements ReportStore {
         abort_signal: signal,
       });
       const [{ o, n }] = await seen.json<{ o: string; n: string }>();
-      const fresh = newerThan(batch, n !== '0' ? BigInt(o) : undefined);
-      const field = tabSeparatedField(source);
-      const lines = fresh.filter((e) => isReportable(e.event)).map((e) => this.rawLine(field, e));
-      if (lines.length > 0) {
+      const next = n !== '0' ? BigInt(o) : 0n;
+      const counts = { stored: 0, skipped: 0 };
+      const rows = this.rawLines(tabSeparatedField(source), batch, next, counts);
+      // Nothing reportable (a redelivery, a batch of bids) sends no INSERT.
+      const first = rows.next();
+      if (!first.done) {
         options.signal?.throwIfAborted();
         await this.client.insert({
           table: 'events_raw',
           columns: RAW_COLUMNS,
-          values: Readable.from([Buffer.from(`${lines.join('\n')}\n`)], { objectMode: false }),
+          values: new RowStream(first.value, rows),
           format: 'TabSeparated',
           abort_signal: signal,
         });
       }
-      return { stored: fresh.length, skipped: batch.length - fresh.length };
+      return counts;
     } catch (error) {
       if (options.signal?.aborted) {
         throw new ReportStoreException(
@@ -352,8 +399,60 @@ export class ClickHouseReportStore implements ReportStore {
   }
 
   /** One events_raw row as TabSeparated text, in RAW_COLUMNS order. */
+  /**
+   * The rows of the events from offset `next` on, counting them into `counts` as they are read.
+   * A row's `offset` column is where its source may be read from once the row is stored: its
+   * frame's offset + 1 for the frame's last event, the frame's offset for the others. An INSERT
+   * cut off half-way may still be stored up to the last whole line ClickHouse received (18.16
+   * takes a dropped request body for its end: tested), so the offset recorded (the highest of
+   * the rows stored) never passes a frame of which only a part was stored.
+   */
+  private *rawLines(
+    sourceField: string,
+    batch: Iterable<OffsetEvent>,
+    next: bigint,
+    counts: { stored: number; skipped: number },
+  ): Generator<string, void, undefined> {
+    // Offsets compared and computed once per frame, not per event.
+    let frame = '';
+    let fresh = false;
+    let after = '';
+    let held: OffsetEvent | undefined;
+    const row = (offsetEvent: OffsetEvent, last: boolean): string | undefined => {
+      if (offsetEvent.offset !== frame) {
+        frame = offsetEvent.offset;
+        fresh = BigInt(frame) >= next;
+        after = (BigInt(frame) + 1n).toString();
+      }
+      if (!fresh) {
+        counts.skipped += 1;
+        return undefined;
+      }
+      counts.stored += 1;
+      return isReportable(offsetEvent.event)
+        ? this.rawLine(sourceField, offsetEvent.event, last ? after : frame)
+        : undefined;
+    };
+    // One event held back, to know whether it ends its frame.
+    for (const offsetEvent of batch) {
+      if (held) {
+        const line = row(held, held.offset !== offsetEvent.offset);
+        if (line !== undefined) {
+          yield line;
+        }
+      }
+      held = offsetEvent;
+    }
+    if (held) {
+      const line = row(held, true);
+      if (line !== undefined) {
+        yield line;
+      }
+    }
+  }
+
   /** One `events_raw` row in RAW_COLUMNS order, `sourceField` already escaped. */
-  private rawLine(sourceField: string, { offset, event }: OffsetEvent): string {
+  private rawLine(sourceField: string, event: AdEvent, offset: string): string {
     const measures = measuresOf(event);
     const fields: (string | number)[] = [
       utcDayOf(event.ts),

@@ -139,9 +139,10 @@ export class DuckDbReportStore implements ReportStore {
    */
   async ingest(
     source: string,
-    batch: readonly OffsetEvent[],
+    events: Iterable<OffsetEvent>,
     options: IngestOptions = {},
   ): Promise<IngestResult> {
+    const batch = [...events];
     return this.writeLock.run(async () => {
       if (this.closed) {
         throw new ReportStoreException(ReportStoreErrorCode.Unavailable, 'the report store is closed');
