@@ -207,7 +207,7 @@ function loaded(): number {
 }
 
 async function main(): Promise<void> {
-  console.log(`load average at start: ${load()}`);
+  console.log(`run ${run} (its topics: --reuse-topics ${run}); load average at start: ${load()}`);
   const producer = bus(`${run}-producer`);
   const sent = values['reuse-topics'] ? loaded() : await produce(producer);
   if (SECONDS === 0) {
