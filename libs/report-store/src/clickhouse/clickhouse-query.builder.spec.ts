@@ -209,7 +209,7 @@ describe('buildClickHouseQuery', () => {
       });
       expect(sql).toBe(
         `SELECT value AS k, ${MEASURE_NAMES.map((m) => `sum(${m}) AS ${m}`).join(', ')}, count() AS n FROM inexact_daily ` +
-          "WHERE day >= toDate('2026-11-01') AND day <= toDate('2026-11-30') AND seal_mark = 0 AND dimension = 'country' " +
+          "WHERE day >= toDate('2026-11-01') AND day <= toDate('2026-11-30') AND dimension = 'country' " +
           "AND advertiser_id IN ('adv-1') AND value NOT IN ('US') AND day IN (toDate('2026-11-03')) " +
           'AND toUInt8(toMonth(day)) IN (11) GROUP BY k',
       );

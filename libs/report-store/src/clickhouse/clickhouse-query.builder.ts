@@ -117,7 +117,8 @@ export function rollupDimensionFor(query: StoreQuery): string | undefined {
 function sourceOf(query: StoreQuery, inexactRollup: boolean): Source {
   const dimension = inexactRollup ? rollupDimensionFor(query) : undefined;
   if (dimension === undefined) {
-    return { table: tierTable(query.tier), derived: DERIVED, typed: TYPED, where: [] };
+    // The marker row of a sealed day (closed-day.sealer.ts) holds no measure but is a row.
+    return { table: tierTable(query.tier), derived: DERIVED, typed: TYPED, where: ['seal_mark = 0'] };
   }
   const derived: Record<string, string> = { ...ROLLUP_KEYED };
   for (const split of SPLITS) {
@@ -129,6 +130,8 @@ function sourceOf(query: StoreQuery, inexactRollup: boolean): Source {
     table: 'inexact_daily',
     derived,
     typed: ROLLUP_TYPED,
+    // A sealed day's marker row has an empty dimension, so this predicate leaves it out without
+    // `seal_mark = 0`: one column fewer to read from each of the range's daily parts.
     where: [`dimension = ${stringLiteral(dimension)}`],
   };
 }
@@ -169,8 +172,6 @@ export function buildClickHouseQuery(
   const where = [
     `day >= ${dateLiteral(query.range.start)}`,
     `day <= ${dateLiteral(query.range.end)}`,
-    // The marker row of a sealed day (closed-day.sealer.ts) holds no measure but is a row.
-    'seal_mark = 0',
     ...source.where,
     ...scopeAndFilterPredicates(query, dialect),
   ];
