@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -34,6 +34,10 @@ const { values } = parseArgs({
     /** Days the events spread over, ending now: 1 is live traffic, 30 a month's backfill. */
     days: { type: 'string', default: '30' },
     'in-flight': { type: 'string', default: '1' },
+    /** Ingest processes in phase 2: this one and N - 1 children in the same consumer group. */
+    ingests: { type: 'string', default: '1' },
+    /** Internal: runs as a child ingest of the run given. */
+    'worker-of': { type: 'string' },
     seconds: { type: 'string', default: '60' },
     brokers: { type: 'string', default: '127.0.0.1:19092' },
     url: { type: 'string', default: 'http://127.0.0.1:18123' },
@@ -50,7 +54,8 @@ const EVENTS = Number(values.events);
 const SECONDS = Number(values.seconds);
 const DAYS = Number(values.days);
 const IN_FLIGHT = Number(values['in-flight']);
-const run = `bench_${Date.now()}`;
+const INGESTS = Number(values.ingests);
+const run = values['worker-of'] ?? `bench_${Date.now()}`;
 const topicsOf = values['reuse-topics'] ?? run;
 
 function bus(clientId: string): KafkaEventBus {
@@ -206,6 +211,60 @@ function loaded(): number {
   return EVENTS;
 }
 
+function clickHouseStore(): Promise<ReportStore> {
+  return openReportStore({
+    kind: 'clickhouse',
+    url: values.url,
+    database: run,
+    migrationsDir: 'clickhouse',
+    sampleDenominator: 10,
+    queryTimeoutMs: 60_000,
+    rawRetentionMonths: 120,
+  });
+}
+
+/** A child ingest (`--ingests N`): consumes until told to stop, then reports its CPU and exits. */
+async function worker(): Promise<void> {
+  const store = await clickHouseStore();
+  const consumer = bus(`${run}-ingest-${process.pid}`);
+  const ingest = new IngestService(consumer, store);
+  const cpu = process.cpuUsage();
+  await consumer.subscribe(`${run}-ingest`, EVENT_TOPICS, (batch) => ingest.handle(batch));
+  process.send?.('ready');
+  process.once('message', () => {
+    const used = cpuMicros(cpu);
+    void consumer
+      .close()
+      .then(() => store.close())
+      .finally(() => process.send?.({ cpu: used }, () => process.exit(0)));
+  });
+}
+
+/** Starts the child ingests and resolves once each has joined the group. */
+async function startWorkers(count: number): Promise<ChildProcess[]> {
+  const children = Array.from({ length: count }, () =>
+    fork(process.argv[1], [...process.argv.slice(2), '--worker-of', run, '--reuse-topics', topicsOf], {
+      execArgv: process.execArgv.filter((flag) => !flag.startsWith('--cpu-prof')),
+    }),
+  );
+  await Promise.all(children.map((child) => new Promise((resolve) => child.once('message', resolve))));
+  return children;
+}
+
+/** Stops the child ingests; their CPU microseconds in all. */
+async function stopWorkers(children: ChildProcess[]): Promise<number> {
+  const used = await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<number>((resolve) => {
+          child.once('message', (message: { cpu: number }) => resolve(message.cpu));
+          child.send('stop');
+        }),
+    ),
+  );
+  return used.reduce((sum, micros) => sum + micros, 0);
+}
+
 async function main(): Promise<void> {
   console.log(`run ${run} (its topics: --reuse-topics ${run}); load average at start: ${load()}`);
   const producer = bus(`${run}-producer`);
@@ -225,18 +284,8 @@ async function main(): Promise<void> {
     },
     close: async () => undefined,
   } as unknown as ReportStore;
-  const store =
-    values.store === 'null'
-      ? nullStore
-      : await openReportStore({
-          kind: 'clickhouse',
-          url: values.url,
-          database: run,
-          migrationsDir: 'clickhouse',
-          sampleDenominator: 10,
-          queryTimeoutMs: 60_000,
-          rawRetentionMonths: 120,
-        });
+  const store = values.store === 'null' ? nullStore : await clickHouseStore();
+  const children = await startWorkers(INGESTS - 1);
   const client = createClient({ url: values.url, database: run, log: { level: ClickHouseLogLevel.OFF } });
   const rows = async () =>
     values.store === 'null'
@@ -267,7 +316,7 @@ async function main(): Promise<void> {
     samples.push({ at: (Date.now() - started) / 1000, rows: stored });
   }
   const elapsed = (Date.now() - started) / 1000;
-  const ingestCpu = cpuMicros(cpu);
+  const ingestCpu = cpuMicros(cpu) + (await stopWorkers(children));
   const serversUsed = serversPerEvent(servers, stored);
   await stopProfile();
   const first = samples.find((s) => s.rows > 0) ?? samples[0];
@@ -281,7 +330,7 @@ async function main(): Promise<void> {
   );
   console.log(`         lag at the end: ${reportable - stored} events not yet queryable`);
   console.log(
-    `         ${(ingestCpu / stored).toFixed(1)} µs CPU/event (${(ingestCpu / 1e6 / elapsed).toFixed(2)} cores), load average ${load()}`,
+    `         ${(ingestCpu / stored).toFixed(1)} µs CPU/event (${(ingestCpu / 1e6 / elapsed).toFixed(2)} cores, ${INGESTS} ingest process(es)), load average ${load()}`,
   );
   console.log(`         servers: ${serversUsed}`);
   loopDelay.disable();
@@ -295,7 +344,7 @@ async function main(): Promise<void> {
   await client.close();
 }
 
-main().catch((error: unknown) => {
+(values['worker-of'] ? worker() : main()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });
