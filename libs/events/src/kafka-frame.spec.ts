@@ -1,7 +1,14 @@
 import type { KafkaMessage, Message } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import type { DeliveredMessage, OutgoingMessage } from './event-bus.port';
-import { FRAME_HEADER, FRAME_MAX_UNITS, frameEnd, frameRequests, unframe } from './kafka-frame';
+import {
+  FRAME_HEADER,
+  FRAME_KEYS_HEADER,
+  FRAME_MAX_UNITS,
+  frameEnd,
+  frameRequests,
+  unframe,
+} from './kafka-frame';
 
 /** A partitioner for tests: the key's last character, modulo 3. */
 const byLastChar = (key: string) => (key.length === 0 ? 0 : key.charCodeAt(key.length - 1) % 3);
@@ -121,7 +128,7 @@ describe('frameRequests and unframe', () => {
         offset: '9',
         timestamp: '0',
         attributes: 0,
-        headers: { [FRAME_HEADER]: Buffer.from('1'), 'adx-keys': Buffer.from('only-one') },
+        headers: { [FRAME_HEADER]: Buffer.from('1'), [FRAME_KEYS_HEADER]: Buffer.from('only-one') },
       },
       out,
     );

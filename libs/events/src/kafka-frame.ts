@@ -83,15 +83,15 @@ export function frameRequests(
       );
       continue;
     }
-    const frame = open.get(partition);
+    let frame = open.get(partition);
     if (frame && frame.units + message.value.length > FRAME_MAX_UNITS) {
       close(partition);
+      frame = undefined;
     }
-    const current = open.get(partition);
-    if (current) {
-      current.keys.push(message.key);
-      current.values.push(message.value);
-      current.units += message.value.length;
+    if (frame) {
+      frame.keys.push(message.key);
+      frame.values.push(message.value);
+      frame.units += message.value.length;
     } else {
       open.set(partition, { keys: [message.key], values: [message.value], units: message.value.length });
     }

@@ -208,12 +208,12 @@ export class ClickHouseReportStore implements ReportStore {
    * the offsets last). A failure half-way leaves raw rows (and maybe tier rows) without the offset, so
    * the retry writes them again; `seal` then recomputes every closed day from the raw rows
    * deduplicated by event_id, which is what makes the reports exact, not this method.
-   */
-  /**
-   * One INSERT of the events above the source's stored offset, streamed: each event becomes its
-   * row as ClickHouse reads the request, so a block of 50,000 parsed events is never held at once
-   * (their objects die young) and the event loop turns between chunks. Under
-   * `max_insert_block_size` (a million rows), the INSERT is one block: one part, all or nothing.
+   *
+   * The INSERT carries the events from the source's stored offset on, streamed: each event becomes
+   * its row as ClickHouse reads the request, so a block of 50,000 parsed events is never held at
+   * once (their objects die young) and the event loop turns between chunks. Nor is the raw part
+   * all or nothing: a request cut off half-way is stored up to its last whole line (`rawLines`
+   * says why the offset recorded stays safe).
    */
   async ingest(
     source: string,
