@@ -16,7 +16,10 @@ import { ReportingConfig, ReportingModule } from '@apps/reporting';
  * ClickHouse query, side by side; inexact splits also as the sample answers them (the rollup's
  * routing switched off), and every query's rows read from system.query_log. `npm run bench:clickhouse -- --events 50000000` (stack:up first).
  * The events are generated inside ClickHouse (INSERT ... SELECT FROM numbers) so that the
- * materialized views fill both tiers exactly as live inserts do. A database that already holds
+ * materialized views fill both tiers exactly as live inserts do; the closed days are then sealed
+ * (which makes the rollup's monthly copy), and the time to copy a month again is printed. Inexact
+ * splits are timed as the API reads them (the copy, then the daily rollup after its newest day),
+ * on the daily rollup alone and on the sample. A database that already holds
  * the events (a run on the same day) is timed again without generating them; `--drop` drops it at
  * the end (50 million events take 4 GiB).
  */
@@ -136,9 +139,32 @@ async function main(): Promise<void> {
     await client.command({ query: 'OPTIMIZE TABLE inexact_sample FINAL' });
     await client.command({ query: 'OPTIMIZE TABLE inexact_daily FINAL' });
   }
+  // Closed days are sealed, as the ingest does every second: the rollup's monthly copy is made then.
+  let started = Date.now();
+  const sealed = await store.seal(new Date());
+  console.log(
+    `sealed ${sealed.sealed.length} day(s) (${sealed.final} already final) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  // What a seal adds to the inexact tier's finality: copying the newest month again.
+  const [{ month }] = await (
+    await client.query({
+      query: `SELECT toString(max(toYYYYMM(day))) AS month FROM inexact_monthly`,
+      format: 'JSONEachRow',
+    })
+  ).json<{ month: string }>();
+  await client.command({ query: `ALTER TABLE inexact_monthly DROP PARTITION ID ${stringLiteral(month)}` });
+  started = Date.now();
+  await store.seal(new Date());
+  console.log(`copied month ${month} of the rollup again in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const [{ through }] = await (
+    await client.query({
+      query: `SELECT toString(max(day)) AS through FROM inexact_monthly WHERE dimension = '' AND seal_mark > 0`,
+      format: 'JSONEachRow',
+    })
+  ).json<{ through: string }>();
   const sizes = await (
     await client.query({
-      query: `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts WHERE database = ${stringLiteral(values.database)} AND active AND table IN ('events_raw', 'exact_daily', 'inexact_daily', 'inexact_sample') GROUP BY table ORDER BY table`,
+      query: `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts WHERE database = ${stringLiteral(values.database)} AND active AND table IN ('events_raw', 'exact_daily', 'inexact_daily', 'inexact_monthly', 'inexact_sample') GROUP BY table ORDER BY table`,
       format: 'JSONEachRow',
     })
   ).json<{ table: string; rows: string; bytes: string }>();
@@ -185,8 +211,10 @@ async function main(): Promise<void> {
       scope: { advertiserIds: catalog.advertiserIdsOf('acc-mg-1') },
       tier: findSplit(split)!.exactness,
     };
-    const sql = buildClickHouseQuery(query);
-    // An inexact query the rollup answers, also as the sample answers it: the path before the rollup.
+    const sql = buildClickHouseQuery(query, { monthlyThrough: through });
+    // An inexact query the rollup answers, also as the daily rollup alone answers it (the path before
+    // the monthly copy) and as the sample does (the path before the rollup).
+    const dailySql = buildClickHouseQuery(query);
     const sampleSql = buildClickHouseQuery(query, { inexactRollup: false });
     const bare = async (text: string) =>
       client.query({ query: text, format: 'JSONEachRow' }).then((r) => r.json());
@@ -197,6 +225,7 @@ async function main(): Promise<void> {
     const apiTimes: number[] = [];
     const bareTimes: number[] = [];
     const sampleTimes: number[] = [];
+    const dailyTimes: number[] = [];
     const time = async (times: number[], run: () => Promise<unknown>) => {
       const t0 = process.hrtime.bigint();
       const result = await run();
@@ -209,23 +238,27 @@ async function main(): Promise<void> {
         throw new Error(`${name}: ${res.status} ${res.text}`);
       }
       await time(bareTimes, () => bare(sql));
-      if (sampleSql !== sql) {
+      if (dailySql !== sql) {
+        await time(dailyTimes, () => bare(dailySql));
+      }
+      if (sampleSql !== dailySql) {
         await time(sampleTimes, () => bare(sampleSql));
       }
     }
     const f = (n: number) => `${n.toFixed(1)} ms`;
-    for (const times of [apiTimes, bareTimes, sampleTimes]) {
+    for (const times of [apiTimes, bareTimes, dailyTimes, sampleTimes]) {
       times.sort((a, b) => a - b);
     }
     const p = (times: number[], q: number) => (times.length ? f(percentile(times, q)) : '-');
     lines.push(
-      `| ${name} | ${p(apiTimes, 50)} | ${p(apiTimes, 99)} | ${p(bareTimes, 50)} | ${p(bareTimes, 99)} | ${f(percentile(apiTimes, 50) - percentile(bareTimes, 50))} | ${p(sampleTimes, 50)} | ${p(sampleTimes, 99)} |`,
+      `| ${name} | ${p(apiTimes, 50)} | ${p(apiTimes, 99)} | ${p(bareTimes, 50)} | ${p(bareTimes, 99)} | ${f(percentile(apiTimes, 50) - percentile(bareTimes, 50))} | ${p(dailyTimes, 50)} | ${p(dailyTimes, 99)} | ${p(sampleTimes, 50)} | ${p(sampleTimes, 99)} |`,
     );
     // Rows read, from the query log: one more run of each path with logging on.
     for (const [path, text] of sampleSql === sql
       ? [['tier', sql]]
       : [
-          ['rollup', sql],
+          ['monthly copy and rollup', sql],
+          ['daily rollup', dailySql],
           ['sample', sampleSql],
         ]) {
       const id = `bench-${split}-${path}-${Date.now()}`;
@@ -257,9 +290,11 @@ async function main(): Promise<void> {
     await client.command({ query: `DROP DATABASE IF EXISTS ${identifier(values.database)}` });
   }
   await client.close();
-  console.log(`\n${EVENTS} events, ${ITERATIONS} requests per shape, alternating API and bare query\n`);
   console.log(
-    '| report | API p50 | API p99 | bare p50 | bare p99 | API overhead (p50) | bare on the sample p50 | p99 |\n|---|---|---|---|---|---|---|---|',
+    `\n${EVENTS} events, ${ITERATIONS} requests per shape, alternating API and bare queries; monthly copy through ${through}\n`,
+  );
+  console.log(
+    '| report | API p50 | API p99 | bare p50 | bare p99 | API overhead (p50) | bare on the daily rollup p50 | p99 | bare on the sample p50 | p99 |\n|---|---|---|---|---|---|---|---|---|---|',
   );
   for (const line of lines) {
     console.log(line);

@@ -389,7 +389,10 @@ export function reportStoreContract(
       });
 
       it('answers a day alike from the views, and once it is sealed', async () => {
-        const day = '2026-10-20';
+        // After every sealed day: ClickHouse reads the days up to its newest sealed one from the
+        // rollup's monthly copy, which takes a late event at the next seal, not from the views.
+        const day = '2026-11-22';
+        const dayAfter = new Date('2026-11-23T00:00:05.000Z');
         const late = events.slice(0, 3000).map((e, i) => ({
           ...e,
           event_id: `late-${i}`,
@@ -402,7 +405,7 @@ export function reportStoreContract(
           viewed.push(await compare(onDay(split.name), `${split.name} from the views`));
         }
         expect(viewed[0].length).toBeGreaterThan(0);
-        expect((await store.seal(SEAL_NOW)).sealed).toContain(day);
+        expect((await store.seal(dayAfter)).sealed).toContain(day);
         for (const [i, split] of INEXACT_SPLITS.entries()) {
           expect(await compare(onDay(split.name), `${split.name} sealed`)).toEqual(viewed[i]);
         }
@@ -477,6 +480,8 @@ export function reportStoreContract(
         }),
       );
       expect((await store.ingest('contract/nasty', withOffsets(batch, 0))).stored).toBe(batch.length);
+      // A closed day: ClickHouse's inexact tier shows it once sealed (the ingest seals every second).
+      await store.seal(SEAL_NOW);
       for (const value of nasty) {
         const exact = await store.query(
           query({

@@ -215,6 +215,59 @@ describe('buildClickHouseQuery', () => {
       );
     });
 
+    describe('with the monthly copy', () => {
+      const rollup = (monthlyThrough: string | undefined, overrides: Partial<StoreQuery> = {}) =>
+        buildClickHouseQuery(
+          { ...QUERY, tier: 'inexact', split: 'country', ...overrides },
+          { monthlyThrough },
+        );
+      const sums = MEASURE_NAMES.map((m) => `sum(${m}) AS ${m}`).join(', ');
+
+      it('reads a range the copy holds whole from the copy alone', () => {
+        for (const through of ['2026-11-30', '2026-12-15']) {
+          const sql = rollup(through);
+          expect(sql).toContain('FROM inexact_monthly ');
+          expect(sql).not.toContain('inexact_daily');
+          expect(sql).not.toContain('UNION');
+        }
+      });
+
+      it('reads the rollup alone when the copy ends before the range, or is not known', () => {
+        for (const through of [undefined, '2026-10-31']) {
+          const sql = rollup(through);
+          expect(sql).toContain('FROM inexact_daily ');
+          expect(sql).not.toContain('inexact_monthly');
+        }
+      });
+
+      it('reads each day of a range the copy ends in from one table, and sums the two parts', () => {
+        const where =
+          "day >= toDate('2026-11-01') AND day <= toDate('2026-11-30') AND dimension = 'country' " +
+          "AND publisher_id IN ('pub-1', 'pub-2')";
+        expect(rollup('2026-11-20')).toBe(
+          `SELECT k, ${sums}, sum(n) AS n FROM (` +
+            `SELECT value AS k, ${sums}, count() AS n FROM inexact_monthly WHERE ${where} AND day <= toDate('2026-11-20') GROUP BY k` +
+            ' UNION ALL ' +
+            `SELECT value AS k, ${sums}, count() AS n FROM inexact_daily WHERE ${where} AND day > toDate('2026-11-20') GROUP BY k` +
+            ') GROUP BY k',
+        );
+        const totals = rollup('2026-11-20', { split: undefined });
+        expect(totals).toMatch(/^SELECT sum\(unique_impressions\)/);
+        expect(totals).toContain(') ');
+        expect(totals).not.toContain('GROUP BY');
+      });
+
+      it('leaves the sample and the exact tier where they were', () => {
+        expect(
+          rollup('2026-11-30', {
+            split: 'country',
+            filters: [{ dimension: 'zip', operator: 'equals', values: ['1'] }],
+          }),
+        ).toContain('FROM inexact_sample ');
+        expect(rollup('2026-11-30', { tier: 'exact', split: 'campaign_id' })).toContain('FROM exact_daily ');
+      });
+    });
+
     it('compares an hour filter as the zero-padded text it stores', () => {
       expect(
         build({

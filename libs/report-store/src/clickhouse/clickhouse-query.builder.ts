@@ -142,6 +142,26 @@ export interface ClickHouseQueryOptions {
    * false compares the two paths.
    */
   readonly inexactRollup?: boolean;
+  /**
+   * The newest day with a seal marker in `inexact_monthly` (`YYYY-MM-DD`), if known: the rollup is
+   * read from there up to that day, which the monthly copy holds whole, and from `inexact_daily`
+   * after it. Any day the copy held once will do, as it only grows; none reads `inexact_daily` alone.
+   */
+  readonly monthlyThrough?: string;
+}
+
+/** Where a rollup query reads each part of its range: the monthly copy, then the daily rollup. */
+function rollupTables(range: StoreQuery['range'], through: string | undefined): [string, string][] {
+  if (through === undefined || through < range.start) {
+    return [['inexact_daily', '']];
+  }
+  if (through >= range.end) {
+    return [['inexact_monthly', '']];
+  }
+  return [
+    ['inexact_monthly', `day <= ${dateLiteral(through)}`],
+    ['inexact_daily', `day > ${dateLiteral(through)}`],
+  ];
 }
 
 const NUMERIC: NumericDialect = {
@@ -155,7 +175,7 @@ const NUMERIC: NumericDialect = {
  */
 export function buildClickHouseQuery(
   query: StoreStreamQuery,
-  { inexactRollup = true }: ClickHouseQueryOptions = {},
+  { inexactRollup = true, monthlyThrough }: ClickHouseQueryOptions = {},
 ): string {
   const source = sourceOf(query, inexactRollup);
   const dialect: SqlDialect = {
@@ -179,7 +199,16 @@ export function buildClickHouseQuery(
   const key = query.split ? `${dimensionExpression(source.derived, query.split)} AS k, ` : '';
   const groupBy = query.split ? ' GROUP BY k' : '';
   // `n` lets the store drop the single all-zero row an ungrouped aggregate returns on no data.
-  const aggregate = `SELECT ${key}${sums}, count() AS n FROM ${source.table} WHERE ${where.join(' AND ')}${groupBy}`;
+  const parts = (
+    source.table === 'inexact_daily' ? rollupTables(query.range, monthlyThrough) : [[source.table, '']]
+  ).map(
+    ([table, days]) =>
+      `SELECT ${key}${sums}, count() AS n FROM ${table} WHERE ${[...where, ...(days ? [days] : [])].join(' AND ')}${groupBy}`,
+  );
+  const aggregate =
+    parts.length === 1
+      ? parts[0]
+      : `SELECT ${query.split ? 'k, ' : ''}${sums}, sum(n) AS n FROM (${parts.join(' UNION ALL ')})${groupBy}`;
   const order = query.split ? (query.order ?? []) : [];
   if (order.length === 0) {
     return aggregate;

@@ -30,7 +30,7 @@ import {
 } from '../event-rollup';
 import { identifier, stringLiteral, tabSeparatedField } from './clickhouse-literal';
 import { migrateClickHouse } from './clickhouse-migrator';
-import { buildClickHouseQuery } from './clickhouse-query.builder';
+import { buildClickHouseQuery, rollupDimensionFor } from './clickhouse-query.builder';
 import { ClosedDaySealer, dayOfPartition } from './closed-day.sealer';
 
 export interface ClickHouseStoreOptions {
@@ -123,6 +123,12 @@ class RowStream extends Readable {
   }
 }
 
+/**
+ * How long the newest day of the monthly rollup copy is used before it is read again (in the
+ * background: a day the copy held once stays right to use, as the copy only grows).
+ */
+const MONTHLY_THROUGH_TTL_MS = 5_000;
+
 /** How long one migration statement may take. */
 const MIGRATION_TIMEOUT_MS = 60 * 60_000;
 
@@ -157,6 +163,9 @@ function classify(error: unknown, what: string): ReportStoreException {
 export class ClickHouseReportStore implements ReportStore {
   private readonly client: ClickHouseClient;
   private closed = false;
+  /** The newest day `inexact_monthly` holds whole, when it was read, and a read under way. */
+  private monthly?: { readonly through: string | undefined; readonly readAt: number };
+  private monthlyRead?: Promise<void>;
 
   constructor(private readonly options: ClickHouseStoreOptions) {
     this.client = createClient({
@@ -294,9 +303,10 @@ export class ClickHouseReportStore implements ReportStore {
     const budget = new WaitBudget(timeoutMs, () => abort.abort());
     let result: ResultSet<'JSONEachRow'> | undefined;
     try {
+      const monthlyThrough = await budget.wait(() => this.monthlyThrough(query));
       result = await budget.wait(() =>
         this.client.query({
-          query: buildClickHouseQuery(query, { inexactRollup: this.options.inexactRollup }),
+          query: buildClickHouseQuery(query, { inexactRollup: this.options.inexactRollup, monthlyThrough }),
           format: 'JSONEachRow',
           clickhouse_settings: {
             max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)),
@@ -350,6 +360,38 @@ export class ClickHouseReportStore implements ReportStore {
     }
   }
 
+  /**
+   * The newest sealed day of the monthly rollup copy, for a query the rollup answers: read once and
+   * then again in the background every MONTHLY_THROUGH_TTL_MS, so that a report does not wait for it.
+   */
+  private async monthlyThrough(query: StoreStreamQuery): Promise<string | undefined> {
+    if (this.options.inexactRollup === false || rollupDimensionFor(query) === undefined) {
+      return undefined;
+    }
+    if (this.monthly === undefined || Date.now() - this.monthly.readAt > MONTHLY_THROUGH_TTL_MS) {
+      this.monthlyRead ??= this.readMonthlyThrough().finally(() => {
+        this.monthlyRead = undefined;
+      });
+      if (this.monthly === undefined) {
+        await this.monthlyRead;
+      }
+    }
+    return this.monthly?.through;
+  }
+
+  private async readMonthlyThrough(): Promise<void> {
+    try {
+      const result = await this.client.query({
+        query: `SELECT toString(max(day)) AS d, count() AS n FROM inexact_monthly WHERE dimension = '' AND seal_mark > 0`,
+        format: 'JSONEachRow',
+      });
+      const [{ d, n }] = await result.json<{ d: string; n: string }>();
+      this.monthly = { through: n === '0' ? undefined : d, readAt: Date.now() };
+    } catch {
+      // Left unknown (or as it was): the query reads inexact_daily, and reports ClickHouse's failure.
+    }
+  }
+
   async isEmpty(): Promise<boolean> {
     try {
       const result = await this.client.query({
@@ -376,6 +418,7 @@ export class ClickHouseReportStore implements ReportStore {
       return;
     }
     this.closed = true;
+    await this.monthlyRead;
     await this.client.close();
   }
 

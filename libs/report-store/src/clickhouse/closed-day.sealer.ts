@@ -40,10 +40,14 @@ const inexactTier: SealedTier = {
 
 const rollupKey = ['pair.1', 'pair.2', ...ROLLUP_SCOPE_FIELDS].join(', ');
 
+/** The rollup's key columns and the columns summed under them, in its column order. */
+const ROLLUP_KEY_COLUMNS = ['day', 'dimension', 'value', ...ROLLUP_SCOPE_FIELDS] as const;
+const ROLLUP_SUMMED_COLUMNS = [...MEASURE_NAMES, 'seal_mark', 'live_rows'] as const;
+
 /** The sample's rollup: one row per day, dimension, value and account, from the same sampled rows. */
 const rollupTier: SealedTier = {
   table: 'inexact_daily',
-  columns: ['day', 'dimension', 'value', ...ROLLUP_SCOPE_FIELDS, ...MEASURE_NAMES, 'seal_mark', 'live_rows'],
+  columns: [...ROLLUP_KEY_COLUMNS, ...ROLLUP_SUMMED_COLUMNS],
   reads: [
     ...new Set([
       'event_date',
@@ -96,6 +100,8 @@ function rawRows(day: string, duplicates: Duplicates, columns: readonly string[]
      SELECT ${columns.join(', ')} FROM events_raw PREWHERE cityHash64(event_id) IN ${hashes} WHERE event_date = ${date}
      LIMIT 1 BY event_id)`;
 }
+
+const stagingName = () => `seal_${Date.now()}_${randomBytes(6).toString('hex')}`;
 
 /** The day of a daily partition's id (`20261123` is `2026-11-23`). */
 export const dayOfPartition = (partitionId: string) =>
@@ -154,7 +160,73 @@ export class ClosedDaySealer {
         }
       }
     }
+    await this.copyMonths([...rawMarks.keys()], today);
     return { sealed: [...stale].sort(), final: rawMarks.size - stale.size };
+  }
+
+  /**
+   * Rebuilds each month of `inexact_monthly` (clickhouse/009_inexact_monthly.sql) where a closed day
+   * of `days` has a seal marker other than the rollup's: a day sealed for the first time or again.
+   * Oldest month first, so that every month before the newest marker there is a copy (the reports
+   * read the days up to that marker from it). Months past the raw retention are no longer sealed
+   * and keep the copy they have.
+   */
+  private async copyMonths(days: readonly string[], today: string): Promise<void> {
+    const daily = await this.markers('inexact_daily', days);
+    const monthly = await this.markers('inexact_monthly', days);
+    const months = new Set<string>();
+    for (const [day, mark] of daily) {
+      if (monthly.get(day) !== mark) {
+        months.add(day.slice(0, 7));
+      }
+    }
+    for (const month of [...months].sort()) {
+      await this.copyMonth(month, days, today);
+    }
+  }
+
+  /**
+   * The month's closed days (`days` are those of them with raw events), as the rollup holds them
+   * now, swapped in whole. Two sealers may copy a
+   * month at once: a copy is not swapped in over one holding a newer seal of any of its days (seal
+   * markers only grow), so the month never loses a day it had; the next pass copies what is left.
+   */
+  private async copyMonth(month: string, days: readonly string[], today: string): Promise<void> {
+    const closed = days.filter((day) => day.startsWith(month));
+    const [year, number] = month.split('-').map(Number);
+    const next = new Date(Date.UTC(year, number, 1)).toISOString().slice(0, 10);
+    const staging = stagingName();
+    await this.command(`CREATE TABLE ${staging} AS inexact_monthly`);
+    try {
+      await this.command(
+        `INSERT INTO ${staging} (${rollupTier.columns.join(', ')})
+         SELECT ${ROLLUP_KEY_COLUMNS.join(', ')}, ${ROLLUP_SUMMED_COLUMNS.map((c) => `sum(${c})`).join(', ')}
+         FROM inexact_daily WHERE day >= toDate(${stringLiteral(`${month}-01`)}) AND day < toDate(${stringLiteral(next < today ? next : today)})
+         GROUP BY ${ROLLUP_KEY_COLUMNS.join(', ')}`,
+      );
+      const staged = await this.markers(staging, closed);
+      const current = await this.markers('inexact_monthly', closed);
+      for (const [day, mark] of current) {
+        if (BigInt(mark) > BigInt(staged.get(day) ?? '0')) {
+          return;
+        }
+      }
+      await this.command(
+        `ALTER TABLE inexact_monthly REPLACE PARTITION ID ${stringLiteral(month.replace('-', ''))} FROM ${staging}`,
+      );
+    } finally {
+      await this.command(`DROP TABLE IF EXISTS ${staging}`);
+    }
+  }
+
+  /** The seal marker of each of `days` that a rollup table holds one for. */
+  private async markers(table: string, days: readonly string[]): Promise<Map<string, string>> {
+    const rows = await this.rows<{ d: string; mark: string }>(
+      `SELECT toString(day) AS d, toString(sum(seal_mark)) AS mark FROM ${table}
+       WHERE dimension = '' AND seal_mark > 0 AND day IN (${days.map((d) => `toDate(${stringLiteral(d)})`).join(', ')})
+       GROUP BY day`,
+    );
+    return new Map(rows.map((r) => [r.d, r.mark]));
   }
 
   /**
@@ -188,7 +260,7 @@ export class ClosedDaySealer {
   }
 
   private async sealDay(tier: SealedTier, day: string, mark: string, raw: string): Promise<void> {
-    const staging = `seal_${Date.now()}_${randomBytes(6).toString('hex')}`;
+    const staging = stagingName();
     await this.command(`CREATE TABLE ${staging} AS ${tier.table}`);
     try {
       await this.command(`INSERT INTO ${staging} (${tier.columns.join(', ')}) ${tier.select(day, raw)}`);

@@ -1,0 +1,54 @@
+-- The closed days of the rollup (inexact_daily) copied into monthly parts keyed by dimension first,
+-- for the reports to read. A 30-day split on inexact_daily opens 30 daily parts × its columns and
+-- decompresses a block of each to read a few hundred rows of each day: ClickHouse's time was set by
+-- the parts, not the rows (BENCHMARKS.md). Here the month's rows of one dimension lie together in one
+-- part. inexact_daily stays what the views and the sealer write; this table is written only by the
+-- sealer (closed-day.sealer.ts), which rebuilds a month whole from inexact_daily into a staging table
+-- and swaps it in with REPLACE PARTITION whenever a day of it was (re)sealed, so a month here is
+-- always a copy of the daily rows of its closed days as they were at one instant.
+-- A report reads the days up to the newest seal marker here (dimension '', seal_mark > 0) from this
+-- table and the later ones from inexact_daily (clickhouse-query.builder.ts).
+-- MergeTree, not SummingMergeTree: a rebuild writes each key once, and a summing merge would drop a
+-- row whose measures are all 0.
+CREATE TABLE IF NOT EXISTS inexact_monthly (
+    day Date,
+    dimension String,
+    value String,
+    publisher_id String,
+    advertiser_id String,
+    unique_impressions UInt64,
+    reopens UInt64,
+    clicks UInt64,
+    conversions UInt64,
+    post_view_conversions UInt64,
+    spend_micros UInt64,
+    revenue_micros UInt64,
+    seal_mark UInt64,
+    live_rows UInt64
+) ENGINE = MergeTree
+PARTITION BY toYYYYMM(day)
+ORDER BY (dimension, day, value, publisher_id, advertiser_id)
+SETTINGS index_granularity = 256;
+
+-- Every closed day already stored, sealed or not (days whose raw events are past retention are never
+-- sealed again, and only this copy brings them here). Guarded so that a migration run again after a
+-- failure further on copies nothing twice. Run with the ingest stopped, as 005.
+INSERT INTO inexact_monthly
+SELECT
+    day,
+    dimension,
+    value,
+    publisher_id,
+    advertiser_id,
+    sum(unique_impressions),
+    sum(reopens),
+    sum(clicks),
+    sum(conversions),
+    sum(post_view_conversions),
+    sum(spend_micros),
+    sum(revenue_micros),
+    sum(seal_mark),
+    sum(live_rows)
+FROM inexact_daily
+WHERE day < today() AND (SELECT count() FROM inexact_monthly) = 0
+GROUP BY day, dimension, value, publisher_id, advertiser_id;
