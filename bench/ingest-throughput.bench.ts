@@ -1,6 +1,6 @@
 import 'reflect-metadata';
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -18,6 +18,7 @@ import {
   type OutgoingMessage,
 } from '@app/events';
 import { openReportStore, type OffsetEvent, type ReportStore } from '@app/report-store';
+import { serverCpuMicros } from './server-cpu';
 import { IngestService } from '@apps/ingest';
 
 /**
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     /** Days the events spread over, ending now: 1 is live traffic, 30 a month's backfill. */
     days: { type: 'string', default: '30' },
     'in-flight': { type: 'string', default: '1' },
+    producers: { type: 'string', default: '2' },
     /** Ingest processes in phase 2: this one and N - 1 children in the same consumer group. */
     ingests: { type: 'string', default: '1' },
     /** Internal: runs as a child ingest of the run given. */
@@ -69,6 +71,7 @@ function bus(clientId: string): KafkaEventBus {
     concurrentPartitions: Number(values['concurrent-partitions']),
     maxBytesPerPartition: Number(values['max-bytes-per-partition']),
     compression: values.compression as KafkaCompression,
+    producers: Number(values.producers),
   });
 }
 
@@ -76,31 +79,6 @@ function bus(clientId: string): KafkaEventBus {
 function cpuMicros(since: NodeJS.CpuUsage): number {
   const used = process.cpuUsage(since);
   return used.user + used.system;
-}
-
-/**
- * CPU microseconds (user + system) used so far by the local processes whose command line matches
- * `pattern` (the stack's ClickHouse and Kafka beside the bench), from /proc; 0 when none runs here.
- */
-function serverCpuMicros(pattern: string): number {
-  let pids: string[];
-  try {
-    pids = execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n');
-  } catch {
-    return 0;
-  }
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      // Fields after the command (which may hold spaces): utime and stime are the 12th and 13th.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return ticks * 10_000; // USER_HZ is 100 on Linux
 }
 
 const SERVERS = { clickhouse: 'clickhouse-server', kafka: 'kafka\\.Kafka' } as const;

@@ -8,6 +8,9 @@
 -- always a copy of the daily rows of its closed days as they were at one instant.
 -- A report reads the days up to the newest seal marker here (dimension '', seal_mark > 0) from this
 -- table and the later ones from inexact_daily (clickhouse-query.builder.ts).
+-- Sorted by dimension, then the account columns every API query is scoped by (a 30-day zip split of
+-- one account's advertisers on 50 million events: 24-27 ms against 40-51 ms with the day and value
+-- before them), then day and value.
 -- MergeTree, not SummingMergeTree: a rebuild writes each key once, and a summing merge would drop a
 -- row whose measures are all 0.
 CREATE TABLE IF NOT EXISTS inexact_monthly (
@@ -27,12 +30,13 @@ CREATE TABLE IF NOT EXISTS inexact_monthly (
     live_rows UInt64
 ) ENGINE = MergeTree
 PARTITION BY toYYYYMM(day)
-ORDER BY (dimension, day, value, publisher_id, advertiser_id)
+ORDER BY (dimension, advertiser_id, publisher_id, day, value)
 SETTINGS index_granularity = 256;
 
 -- Every closed day already stored, sealed or not (days whose raw events are past retention are never
 -- sealed again, and only this copy brings them here). Guarded so that a migration run again after a
--- failure further on copies nothing twice. Run with the ingest stopped, as 005.
+-- failure further on copies nothing twice. The ingest may run: a row the views add to a closed day
+-- during the copy comes with a raw block that has the day sealed and its month copied again.
 INSERT INTO inexact_monthly
 SELECT
     day,

@@ -18,9 +18,10 @@ describe('StoreSettings: DUCKDB_MEMORY_LIMIT', () => {
 });
 
 describe('BaseSettings: the Kafka client', () => {
-  it('defaults to gzip, 2 partitions at once and 4 MiB per partition', () => {
+  it('defaults to gzip, 2 producers, 2 partitions at once and 4 MiB per partition', () => {
     const settings = loadConfig(BaseSettings, {});
     expect(settings.KAFKA_COMPRESSION).toBe('gzip');
+    expect(settings.KAFKA_PRODUCERS).toBe(2);
     expect(settings.KAFKA_CONCURRENT_PARTITIONS).toBe(2);
     expect(settings.KAFKA_MAX_BYTES_PER_PARTITION).toBe(4 * 1024 * 1024);
   });
@@ -28,16 +29,20 @@ describe('BaseSettings: the Kafka client', () => {
   it('takes none, and numbers within bounds', () => {
     const settings = loadConfig(BaseSettings, {
       KAFKA_COMPRESSION: 'none',
+      KAFKA_PRODUCERS: '1',
       KAFKA_CONCURRENT_PARTITIONS: '4',
       KAFKA_MAX_BYTES_PER_PARTITION: '1048576',
     });
     expect(settings.KAFKA_COMPRESSION).toBe('none');
+    expect(settings.KAFKA_PRODUCERS).toBe(1);
     expect(settings.KAFKA_CONCURRENT_PARTITIONS).toBe(4);
     expect(settings.KAFKA_MAX_BYTES_PER_PARTITION).toBe(1048576);
   });
 
   it.each([
     { KAFKA_COMPRESSION: 'snappy' },
+    { KAFKA_PRODUCERS: '0' },
+    { KAFKA_PRODUCERS: '2.5' },
     { KAFKA_CONCURRENT_PARTITIONS: '0' },
     { KAFKA_MAX_BYTES_PER_PARTITION: '1024' },
   ])('refuses %o', (env) => {

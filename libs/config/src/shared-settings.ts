@@ -52,6 +52,12 @@ export class BaseSettings {
   @IsIn(['gzip', 'none'])
   KAFKA_COMPRESSION: 'gzip' | 'none' = 'gzip';
 
+  /** Idempotent producers sending at once, each for its share of the partitions. */
+  @IsInt()
+  @Min(1)
+  @Max(16)
+  KAFKA_PRODUCERS = 2;
+
   /** Batches a consumer handles at once, each of one partition (the ingest's inserts in flight). */
   @IsInt()
   @Min(1)

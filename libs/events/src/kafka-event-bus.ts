@@ -40,6 +40,12 @@ export interface KafkaBusOptions {
   readonly maxBytesPerPartition?: number;
   /** How the producer compresses its batches: gzip (the default) or none. */
   readonly compression?: KafkaCompression;
+  /**
+   * Idempotent producers sending at once, each for the partitions `p` with `p % producers` its
+   * index (2 by default): one keeps a single request in flight (kafkajs holds a lock per broker from
+   * encoding to acknowledgement), so a second encodes and compresses while the first waits.
+   */
+  readonly producers?: number;
   readonly onWarning?: (message: string) => void;
 }
 
@@ -67,14 +73,15 @@ interface TopicPartitions {
 const METADATA_MAX_AGE_MS = 5 * 60_000;
 
 /**
- * The distributed event bus on Kafka (kafkajs): an idempotent producer with `acks: -1` sending
+ * The distributed event bus on Kafka (kafkajs): idempotent producers with `acks: -1`, each for its share of the partitions, sending
  * frames of many messages (`kafka-frame.ts`) in gzip batches, and an on-disk spool; consumers that handle whole batches and commit a batch's offsets
  * only after the handler resolved, fenced (`ConsumerFence`): a batch whose member may have lost
  * its partition is aborted and never committed.
  */
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
-  private readonly producer: Producer;
+  /** Producer `i` sends the partitions `p` with `p % producers.length === i`, so each partition's order holds. */
+  private readonly producers: Producer[];
   private readonly admin: Admin;
   private readonly consumers: Consumer[] = [];
   private readonly fences: ConsumerFence[] = [];
@@ -100,11 +107,13 @@ export class KafkaEventBus implements EventBus {
       retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2_000 },
       connectionTimeout: 3_000,
     });
-    this.producer = this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-    });
+    this.producers = Array.from({ length: Math.max(1, options.producers ?? 2) }, () =>
+      this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+      }),
+    );
     this.admin = this.kafka.admin();
     this.spools = new SpoolDirectory({
       dir: options.spoolDir,
@@ -247,7 +256,7 @@ export class KafkaEventBus implements EventBus {
     }
     await Promise.all(this.consumers.map((c) => c.disconnect().catch(() => undefined)));
     await this.spools.close();
-    await this.producer.disconnect().catch(() => undefined);
+    await Promise.all(this.producers.map((producer) => producer.disconnect().catch(() => undefined)));
     await this.admin.disconnect().catch(() => undefined);
   }
 
@@ -261,7 +270,7 @@ export class KafkaEventBus implements EventBus {
   }
 
   private connect(): Promise<void> {
-    this.connected ??= Promise.all([this.producer.connect(), this.admin.connect()]).then(
+    this.connected ??= Promise.all([...this.producers.map((p) => p.connect()), this.admin.connect()]).then(
       () => undefined,
       (error: unknown) => {
         this.connected = undefined;
@@ -273,9 +282,10 @@ export class KafkaEventBus implements EventBus {
 
   /**
    * Sends entries, each topic's messages in entry order, framed (`kafka-frame.ts`) and
-   * acknowledged by all replicas, one request after the other. A failure part-way leaves the
-   * earlier requests in Kafka and the caller sends (or spools) them all again: at least once, as a
-   * lost acknowledgement already is.
+   * acknowledged by all replicas: each producer its partitions' share of each request, one request
+   * after the other, the producers at once. A failure part-way leaves the earlier requests (and
+   * what the other producers sent) in Kafka and the caller sends (or spools) them all again, once
+   * every producer has stopped: at least once, as a lost acknowledgement already is.
    */
   private async send(entries: readonly SpoolEntry[]): Promise<void> {
     const byTopic = new Map<string, OutgoingMessage[]>();
@@ -301,18 +311,21 @@ export class KafkaEventBus implements EventBus {
         }
         return partition;
       });
-      try {
+      const lanes = this.producers.map((producer, lane) => async () => {
         for (const request of requests) {
-          await this.producer.sendBatch({
-            acks: -1,
-            compression,
-            topicMessages: [{ topic, messages: request }],
-          });
+          const messages = request.filter((m) => m.partition! % this.producers.length === lane);
+          if (messages.length > 0) {
+            await producer.sendBatch({ acks: -1, compression, topicMessages: [{ topic, messages }] });
+          }
         }
-      } catch (error) {
+      });
+      const failed = (await Promise.allSettled(lanes.map((lane) => lane()))).find(
+        (result) => result.status === 'rejected',
+      );
+      if (failed) {
         // Perhaps the partitions changed: the next try reads them again.
         this.partitions.delete(topic);
-        throw error;
+        throw failed.reason;
       }
     }
   }

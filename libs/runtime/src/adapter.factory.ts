@@ -50,6 +50,7 @@ export function eventBusFrom(settings: BaseSettings, onWarning?: (message: strin
     concurrentPartitions: settings.KAFKA_CONCURRENT_PARTITIONS,
     maxBytesPerPartition: settings.KAFKA_MAX_BYTES_PER_PARTITION,
     compression: settings.KAFKA_COMPRESSION,
+    producers: settings.KAFKA_PRODUCERS,
     onWarning,
   });
 }
