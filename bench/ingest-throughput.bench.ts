@@ -35,7 +35,7 @@ const { values } = parseArgs({
     /** Days the events spread over, ending now: 1 is live traffic, 30 a month's backfill. */
     days: { type: 'string', default: '30' },
     'in-flight': { type: 'string', default: '1' },
-    producers: { type: 'string', default: '2' },
+    producers: { type: 'string', default: '4' },
     /** Ingest processes in phase 2: this one and N - 1 children in the same consumer group. */
     ingests: { type: 'string', default: '1' },
     /** Internal: runs as a child ingest of the run given. */

@@ -18,10 +18,10 @@ describe('StoreSettings: DUCKDB_MEMORY_LIMIT', () => {
 });
 
 describe('BaseSettings: the Kafka client', () => {
-  it('defaults to gzip, 2 producers, 2 partitions at once and 4 MiB per partition', () => {
+  it('defaults to gzip, 4 producers, 2 partitions at once and 4 MiB per partition', () => {
     const settings = loadConfig(BaseSettings, {});
     expect(settings.KAFKA_COMPRESSION).toBe('gzip');
-    expect(settings.KAFKA_PRODUCERS).toBe(2);
+    expect(settings.KAFKA_PRODUCERS).toBe(4);
     expect(settings.KAFKA_CONCURRENT_PARTITIONS).toBe(2);
     expect(settings.KAFKA_MAX_BYTES_PER_PARTITION).toBe(4 * 1024 * 1024);
   });

@@ -56,7 +56,7 @@ export class BaseSettings {
   @IsInt()
   @Min(1)
   @Max(16)
-  KAFKA_PRODUCERS = 2;
+  KAFKA_PRODUCERS = 4;
 
   /** Batches a consumer handles at once, each of one partition (the ingest's inserts in flight). */
   @IsInt()

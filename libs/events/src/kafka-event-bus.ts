@@ -20,6 +20,7 @@ import type {
 import { SpoolDirectory, type SpoolEntry } from './event-spool';
 import { ConsumerFence, timingsAccepted, type ConsumerTimings } from './kafka-consumer-fence';
 import { frameRequests, unframe } from './kafka-frame';
+import { useFastGzip } from './kafka-gzip.codec';
 
 export interface KafkaBusOptions {
   readonly brokers: readonly string[];
@@ -42,8 +43,9 @@ export interface KafkaBusOptions {
   readonly compression?: KafkaCompression;
   /**
    * Idempotent producers sending at once, each for the partitions `p` with `p % producers` its
-   * index (2 by default): one keeps a single request in flight (kafkajs holds a lock per broker from
-   * encoding to acknowledgement), so a second encodes and compresses while the first waits.
+   * index (4 by default, one per partition of the default topics): one keeps a single request in
+   * flight (kafkajs holds a lock per broker from encoding to acknowledgement), so another encodes
+   * and compresses while it waits. 1,000,000 events: 93,209/s with one, 105,757-106,467 with four.
    */
   readonly producers?: number;
   readonly onWarning?: (message: string) => void;
@@ -100,6 +102,7 @@ export class KafkaEventBus implements EventBus {
   private closed = false;
 
   constructor(private readonly options: KafkaBusOptions) {
+    useFastGzip();
     this.kafka = new Kafka({
       clientId: options.clientId,
       brokers: [...options.brokers],
@@ -107,7 +110,7 @@ export class KafkaEventBus implements EventBus {
       retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2_000 },
       connectionTimeout: 3_000,
     });
-    this.producers = Array.from({ length: Math.max(1, options.producers ?? 2) }, () =>
+    this.producers = Array.from({ length: Math.max(1, options.producers ?? 4) }, () =>
       this.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,

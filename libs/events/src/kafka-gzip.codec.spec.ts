@@ -1,0 +1,37 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { CompressionCodecs, CompressionTypes } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { useFastGzip } from './kafka-gzip.codec';
+
+/** The gzip header's XFL byte: 4 when the fastest level wrote the stream, 0 for zlib's default. */
+const xfl = (stream: Buffer) => stream[8];
+
+describe('useFastGzip', () => {
+  const payload = Buffer.from(
+    Array.from({ length: 300 }, (_, i) => JSON.stringify({ event_id: `e-${i}`, type: 'impression' })).join(
+      '\n',
+    ),
+  );
+
+  it("replaces kafkajs's gzip codec with one at zlib's fastest level", async () => {
+    useFastGzip();
+    const codec = CompressionCodecs[CompressionTypes.GZIP]() as {
+      compress: (encoder: { buffer: Buffer }) => Promise<Buffer>;
+      decompress: (buffer: Buffer) => Promise<Buffer>;
+    };
+    const compressed = await codec.compress({ buffer: payload });
+    expect(xfl(compressed)).toBe(4);
+    expect(xfl(gzipSync(payload))).toBe(0);
+    expect(gunzipSync(compressed).equals(payload)).toBe(true);
+  });
+
+  it('reads gzip written at any level', async () => {
+    useFastGzip();
+    const codec = CompressionCodecs[CompressionTypes.GZIP]() as {
+      decompress: (buffer: Buffer) => Promise<Buffer>;
+    };
+    for (const level of [1, 6, 9]) {
+      expect((await codec.decompress(gzipSync(payload, { level }))).equals(payload)).toBe(true);
+    }
+  });
+});
