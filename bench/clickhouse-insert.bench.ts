@@ -37,7 +37,7 @@ const client = (database?: string): ClickHouseClient =>
   });
 
 async function freshDatabase(name: string): Promise<string> {
-  const database = `adx_insert_bench_${process.pid}_${name}`;
+  const database = `adx_insert_bench_${process.pid}_${name.replace(/\W+/g, '_')}`;
   const store = await openReportStore({
     kind: 'clickhouse',
     url: values.url,
@@ -107,7 +107,7 @@ async function timedInserts(
   const cpu = serverCpuMicros('clickhouse-server');
   const started = Date.now();
   for (const block of blocks) {
-    await writer.insert({ table: 'events_raw', values: Readable.from([block]), format: 'TabSeparated' });
+    await writer.insert({ table: 'events_raw', values: Readable.from([block], { objectMode: false }), format: 'TabSeparated' });
   }
   const seconds = (Date.now() - started) / 1000;
   const used = serverCpuMicros('clickhouse-server') - cpu;
