@@ -107,7 +107,11 @@ async function timedInserts(
   const cpu = serverCpuMicros('clickhouse-server');
   const started = Date.now();
   for (const block of blocks) {
-    await writer.insert({ table: 'events_raw', values: Readable.from([block], { objectMode: false }), format: 'TabSeparated' });
+    await writer.insert({
+      table: 'events_raw',
+      values: Readable.from([block], { objectMode: false }),
+      format: 'TabSeparated',
+    });
   }
   const seconds = (Date.now() - started) / 1000;
   const used = serverCpuMicros('clickhouse-server') - cpu;
