@@ -19,7 +19,8 @@ import { ReportingConfig, ReportingModule } from '@apps/reporting';
  * materialized views fill both tiers exactly as live inserts do; the closed days are then sealed
  * (which makes the rollup's monthly copy), and the time to copy a month again is printed. Inexact
  * splits are timed as the API reads them (the copy, then the daily rollup after its newest day),
- * on the daily rollup alone and on the sample. A database that already holds
+ * on the daily rollup alone and on the sample (`--api-only`: the API requests alone). A database
+ * that already holds
  * the events (a run on the same day) is timed again without generating them; `--drop` drops it at
  * the end (50 million events take 4 GiB).
  */
@@ -30,6 +31,8 @@ const { values } = parseArgs({
     url: { type: 'string', default: 'http://127.0.0.1:18123' },
     database: { type: 'string', default: 'adx_bench' },
     drop: { type: 'boolean', default: false },
+    // API requests alone, one after the other: no bare, daily-rollup or sample query in between.
+    'api-only': { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(values.events);
@@ -237,6 +240,9 @@ async function main(): Promise<void> {
       if (res.status !== 200) {
         throw new Error(`${name}: ${res.status} ${res.text}`);
       }
+      if (values['api-only']) {
+        continue;
+      }
       await time(bareTimes, () => bare(sql));
       if (dailySql !== sql) {
         await time(dailyTimes, () => bare(dailySql));
@@ -251,7 +257,7 @@ async function main(): Promise<void> {
     }
     const p = (times: number[], q: number) => (times.length ? f(percentile(times, q)) : '-');
     lines.push(
-      `| ${name} | ${p(apiTimes, 50)} | ${p(apiTimes, 99)} | ${p(bareTimes, 50)} | ${p(bareTimes, 99)} | ${f(percentile(apiTimes, 50) - percentile(bareTimes, 50))} | ${p(dailyTimes, 50)} | ${p(dailyTimes, 99)} | ${p(sampleTimes, 50)} | ${p(sampleTimes, 99)} |`,
+      `| ${name} | ${p(apiTimes, 50)} | ${p(apiTimes, 99)} | ${p(bareTimes, 50)} | ${p(bareTimes, 99)} | ${bareTimes.length ? f(percentile(apiTimes, 50) - percentile(bareTimes, 50)) : '-'} | ${p(dailyTimes, 50)} | ${p(dailyTimes, 99)} | ${p(sampleTimes, 50)} | ${p(sampleTimes, 99)} |`,
     );
     // Rows read, from the query log: one more run of each path with logging on.
     for (const [path, text] of sampleSql === sql
