@@ -120,6 +120,8 @@ export const dayOfPartition = (partitionId: string) =>
  * plainly, those of the duplicated ids one per id (`rawRows`); a duplicate arriving after the
  * lookup has a higher block and brings the day back. Two sealers at once are safe: each stages
  * alone, each swap is atomic, and a marker never claims a block its content was not computed from.
+ * After the days, the months of the rollup's copy that hold a day sealed since are copied again
+ * (`copyMonths`).
  */
 export class ClosedDaySealer {
   constructor(
@@ -187,9 +189,9 @@ export class ClosedDaySealer {
 
   /**
    * The month's closed days (`days` are those of them with raw events), as the rollup holds them
-   * now, swapped in whole. Two sealers may copy a
-   * month at once: a copy is not swapped in over one holding a newer seal of any of its days (seal
-   * markers only grow), so the month never loses a day it had; the next pass copies what is left.
+   * now, swapped in whole. Two sealers may copy a month at once: a copy is not swapped in over one
+   * holding a newer seal of any of its days (seal markers only grow), so the month never loses a day
+   * it had; the next pass copies what is left.
    */
   private async copyMonth(month: string, days: readonly string[], today: string): Promise<void> {
     const closed = days.filter((day) => day.startsWith(month));
