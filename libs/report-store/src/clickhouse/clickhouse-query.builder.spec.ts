@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MEASURE_NAMES, SPLITS, type StoreQuery } from '@app/report-model';
 import type { StoreStreamQuery } from '../report-store.port';
-import { buildClickHouseQuery, rollupDimensionFor } from './clickhouse-query.builder';
+import { buildClickHouseQuery, monthlySide, rollupDimensionFor } from './clickhouse-query.builder';
 import { stringLiteral } from './clickhouse-literal';
 import { ROLLUP_DIMENSIONS } from './inexact-rollup';
 
@@ -246,7 +246,7 @@ describe('buildClickHouseQuery', () => {
           "AND publisher_id IN ('pub-1', 'pub-2')";
         expect(rollup('2026-11-20')).toBe(
           `SELECT k, ${sums}, sum(n) AS n FROM (` +
-            `SELECT value AS k, ${sums}, count() AS n FROM inexact_monthly WHERE ${where} AND day <= toDate('2026-11-20') GROUP BY k` +
+            `SELECT value AS k, ${sums}, count() AS n FROM inexact_monthly WHERE ${where} AND side = 'publisher' AND day <= toDate('2026-11-20') GROUP BY k` +
             ' UNION ALL ' +
             `SELECT value AS k, ${sums}, count() AS n FROM inexact_daily WHERE ${where} AND day > toDate('2026-11-20') GROUP BY k` +
             ') GROUP BY k',
@@ -255,6 +255,35 @@ describe('buildClickHouseQuery', () => {
         expect(totals).toMatch(/^SELECT sum\(unique_impressions\)/);
         expect(totals).toContain(') ');
         expect(totals).not.toContain('GROUP BY');
+      });
+
+      it.each([
+        ['publishers', { scope: { publisherIds: ['pub-1'] } }, 'publisher'],
+        ['advertisers', { scope: { advertiserIds: ['adv-1'] } }, 'advertiser'],
+        ['no account', { scope: {} }, 'advertiser'],
+        ['both account columns', { scope: { publisherIds: ['pub-1'], advertiserIds: ['adv-1'] } }, ''],
+        [
+          'advertisers split by publisher',
+          { scope: { advertiserIds: ['adv-1'] }, split: 'publisher_id' },
+          '',
+        ],
+        [
+          'publishers filtered on an advertiser',
+          {
+            scope: { publisherIds: ['pub-1'] },
+            filters: [{ dimension: 'advertiser_id', operator: 'equals', values: ['adv-1'] }],
+          },
+          '',
+        ],
+        [
+          'advertisers split by advertiser',
+          { scope: { advertiserIds: ['adv-1'] }, split: 'advertiser_id' },
+          'advertiser',
+        ],
+      ] as const)('reads the side of the copy a query scoped by %s names', (_, overrides, side) => {
+        const q = { ...QUERY, tier: 'inexact' as const, split: 'country', ...overrides };
+        expect(monthlySide(q)).toBe(side);
+        expect(buildClickHouseQuery(q, { monthlyThrough: '2026-11-30' })).toContain(`side = '${side}'`);
       });
 
       it('leaves the sample and the exact tier where they were', () => {

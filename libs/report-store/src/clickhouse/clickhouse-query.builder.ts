@@ -8,7 +8,13 @@ import {
 import type { StoreStreamQuery } from '../report-store.port';
 import { metricSql, missingRank, sqlDirection, type NumericDialect } from '../store-order';
 import { calendarDayLiteral, dateLiteral, stringLiteral } from './clickhouse-literal';
-import { PADDED_HOUR_SQL, ROLLUP_SCOPE_FIELDS, rollupDimensionOf } from './inexact-rollup';
+import {
+  PADDED_HOUR_SQL,
+  ROLLUP_SCOPE_FIELDS,
+  SIDE_OF,
+  rollupDimensionOf,
+  type MonthlySide,
+} from './inexact-rollup';
 
 /** ClickHouse SQL of each derived dimension, written for 18.16 and current releases alike. */
 const DERIVED: Readonly<Record<string, string>> = {
@@ -150,17 +156,35 @@ export interface ClickHouseQueryOptions {
   readonly monthlyThrough?: string;
 }
 
-/** Where a rollup query reads each part of its range: the monthly copy, then the daily rollup. */
-function rollupTables(range: StoreQuery['range'], through: string | undefined): [string, string][] {
-  if (through === undefined || through < range.start) {
-    return [['inexact_daily', '']];
+/**
+ * The side of the monthly copy a query reads: the side of the one account column it names (scope,
+ * split or filter), the rollup's own rows when it names both, and the advertiser side when it
+ * names neither (each side holds every sampled row once).
+ */
+export function monthlySide(query: StoreQuery): MonthlySide {
+  const names = (field: (typeof ROLLUP_SCOPE_FIELDS)[number]) =>
+    query.scope[field === 'publisher_id' ? 'publisherIds' : 'advertiserIds'] !== undefined ||
+    query.split === field ||
+    query.filters.some((f) => f.dimension === field);
+  const [publisher, advertiser] = [names('publisher_id'), names('advertiser_id')];
+  return publisher && advertiser ? '' : SIDE_OF[publisher ? 'publisher_id' : 'advertiser_id'];
+}
+
+/**
+ * Where a rollup query reads each part of its range, and what it adds to its predicates there: the
+ * monthly copy up to `through`, then the daily rollup.
+ */
+function rollupTables(query: StoreQuery, through: string | undefined): [string, string[]][] {
+  const monthly = `side = ${stringLiteral(monthlySide(query))}`;
+  if (through === undefined || through < query.range.start) {
+    return [['inexact_daily', []]];
   }
-  if (through >= range.end) {
-    return [['inexact_monthly', '']];
+  if (through >= query.range.end) {
+    return [['inexact_monthly', [monthly]]];
   }
   return [
-    ['inexact_monthly', `day <= ${dateLiteral(through)}`],
-    ['inexact_daily', `day > ${dateLiteral(through)}`],
+    ['inexact_monthly', [monthly, `day <= ${dateLiteral(through)}`]],
+    ['inexact_daily', [`day > ${dateLiteral(through)}`]],
   ];
 }
 
@@ -199,11 +223,11 @@ export function buildClickHouseQuery(
   const key = query.split ? `${dimensionExpression(source.derived, query.split)} AS k, ` : '';
   const groupBy = query.split ? ' GROUP BY k' : '';
   // `n` lets the store drop the single all-zero row an ungrouped aggregate returns on no data.
-  const parts = (
-    source.table === 'inexact_daily' ? rollupTables(query.range, monthlyThrough) : [[source.table, '']]
-  ).map(
-    ([table, days]) =>
-      `SELECT ${key}${sums}, count() AS n FROM ${table} WHERE ${[...where, ...(days ? [days] : [])].join(' AND ')}${groupBy}`,
+  const tables: [string, string[]][] =
+    source.table === 'inexact_daily' ? rollupTables(query, monthlyThrough) : [[source.table, []]];
+  const parts = tables.map(
+    ([table, more]) =>
+      `SELECT ${key}${sums}, count() AS n FROM ${table} WHERE ${[...where, ...more].join(' AND ')}${groupBy}`,
   );
   const aggregate =
     parts.length === 1

@@ -4,7 +4,13 @@ import { MEASURE_NAMES } from '@app/report-model';
 import type { SealResult } from '../report-store.port';
 import { EXACT_KEY_FIELDS, INEXACT_FIELDS } from '../event-rollup';
 import { stringLiteral } from './clickhouse-literal';
-import { ROLLUP_DIMENSIONS, ROLLUP_PAIRS_SQL, ROLLUP_SCOPE_FIELDS } from './inexact-rollup';
+import {
+  MONTHLY_SIDES,
+  ROLLUP_DIMENSIONS,
+  ROLLUP_PAIRS_SQL,
+  ROLLUP_SCOPE_FIELDS,
+  SIDE_OF,
+} from './inexact-rollup';
 
 /** A tier as the sealer sees it: its table and how a day of it is computed from raw rows. */
 interface SealedTier {
@@ -200,11 +206,23 @@ export class ClosedDaySealer {
     const staging = stagingName();
     await this.command(`CREATE TABLE ${staging} AS inexact_monthly`);
     try {
+      // Each side (clickhouse/009_inexact_monthly.sql) in one read: the account column a side sums
+      // over is left empty (aliased apart from the column, which 18.16 would otherwise replace).
+      const key = ['side', 'day', 'dimension', 'value', ...ROLLUP_SCOPE_FIELDS.map((f) => `${f}_kept`)];
       await this.command(
-        `INSERT INTO ${staging} (${rollupTier.columns.join(', ')})
-         SELECT ${ROLLUP_KEY_COLUMNS.join(', ')}, ${ROLLUP_SUMMED_COLUMNS.map((c) => `sum(${c})`).join(', ')}
-         FROM inexact_daily WHERE day >= toDate(${stringLiteral(`${month}-01`)}) AND day < toDate(${stringLiteral(next < today ? next : today)})
-         GROUP BY ${ROLLUP_KEY_COLUMNS.join(', ')}`,
+        `INSERT INTO ${staging} (side, ${rollupTier.columns.join(', ')})
+         SELECT side, day, dimension, value,
+           ${ROLLUP_SCOPE_FIELDS.map(
+             (f) =>
+               `if(side IN (${MONTHLY_SIDES.filter((side) => side && side !== SIDE_OF[f])
+                 .map(stringLiteral)
+                 .join(', ')}), '', ${f}) AS ${f}_kept`,
+           ).join(', ')},
+           ${ROLLUP_SUMMED_COLUMNS.map((c) => `sum(${c})`).join(', ')}
+         FROM inexact_daily ARRAY JOIN [${MONTHLY_SIDES.map(stringLiteral).join(', ')}] AS side
+         WHERE day >= toDate(${stringLiteral(`${month}-01`)}) AND day < toDate(${stringLiteral(next < today ? next : today)})
+           AND (side = '' OR dimension != '')
+         GROUP BY ${key.join(', ')}`,
       );
       const staged = await this.markers(staging, closed);
       const current = await this.markers('inexact_monthly', closed);

@@ -10,6 +10,19 @@ import { stringLiteral } from './clickhouse-literal';
 /** The account scope's columns (query-predicates.ts), kept as keys: every API query is scoped. */
 export const ROLLUP_SCOPE_FIELDS = ['publisher_id', 'advertiser_id'] as const;
 
+/**
+ * The sides of the rollup's monthly copy (clickhouse/009_inexact_monthly.sql): '' the rollup's rows,
+ * the others the same summed over every account column but the side's own.
+ */
+export const MONTHLY_SIDES = ['', 'advertiser', 'publisher'] as const;
+export type MonthlySide = (typeof MONTHLY_SIDES)[number];
+
+/** The side that keeps each account column. */
+export const SIDE_OF: Readonly<Record<(typeof ROLLUP_SCOPE_FIELDS)[number], MonthlySide>> = {
+  publisher_id: 'publisher',
+  advertiser_id: 'advertiser',
+};
+
 /** The hour as `day_hour` shows it, zero-padded: the rollup stores it so. */
 export const PADDED_HOUR_SQL = "if(hour < 10, concat('0', toString(hour)), toString(hour))";
 
