@@ -5,15 +5,15 @@ import { parseArgs } from 'node:util';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { loadCatalog } from '@app/catalog';
 import { generateDemoTraffic } from '@app/demo-traffic';
-import { identifier, openReportStore } from '@app/report-store';
+import { identifier, openReportStore, type ReportStore } from '@app/report-store';
 import { serverCpuMicros } from './server-cpu';
 
 /**
  * What ClickHouse itself spends to store one event, whatever feeds it: the ingest's own INSERT
  * (`events_raw` rows as TabSeparated, in blocks of `--block` rows) sent from text built beforehand,
  * so that nothing but ClickHouse works while it is timed. Run with every materialized view
- * (the cube, the rollup, the sample, the offsets), then with the raw table alone, each into a
- * fresh database; the CPU is clickhouse-server's, from /proc. This is the floor under the cost of
+ * (the cube, the rollup, the sample, the offsets), with the raw table alone, then with each view
+ * alone, each into a fresh database; the CPU is clickhouse-server's, from /proc. This is the floor under the cost of
  * an event in the pipeline on one machine: `npm run build && node dist/bench/clickhouse-insert.bench.js`
  * (stack:up first).
  */
@@ -36,7 +36,8 @@ const client = (database?: string): ClickHouseClient =>
     request_timeout: 600_000,
   });
 
-async function freshDatabase(name: string): Promise<string> {
+/** A migrated database of this run, named after `name`, and the report store open on it. */
+async function migratedStore(name: string): Promise<{ database: string; store: ReportStore }> {
   const database = `adx_insert_bench_${process.pid}_${name.replace(/\W+/g, '_')}`;
   const store = await openReportStore({
     kind: 'clickhouse',
@@ -47,22 +48,15 @@ async function freshDatabase(name: string): Promise<string> {
     queryTimeoutMs: 60_000,
     rawRetentionMonths: 120,
   });
-  await store.close();
-  return database;
+  return { database, store };
 }
 
-/** The events' rows as the ingest writes them, in blocks of BLOCK rows: stored once, read back. */
-async function rowBlocks(): Promise<string[]> {
-  const database = await freshDatabase('rows');
-  const store = await openReportStore({
-    kind: 'clickhouse',
-    url: values.url,
-    database,
-    migrationsDir: 'clickhouse',
-    sampleDenominator: 10,
-    queryTimeoutMs: 60_000,
-    rawRetentionMonths: 120,
-  });
+/**
+ * The events' rows as the ingest writes them, in blocks of BLOCK rows (stored once, read back), and
+ * the materialized views of the schema they were stored under.
+ */
+async function rowBlocks(): Promise<{ blocks: string[]; views: string[] }> {
+  const { database, store } = await migratedStore('rows');
   const batch = [];
   let offset = 0;
   for (const event of generateDemoTraffic(loadCatalog(), {
@@ -82,6 +76,7 @@ async function rowBlocks(): Promise<string[]> {
   await store.ingest('bench/0', batch);
   await store.close();
   const reader = client(database);
+  const views = await viewsOf(reader);
   const text = await (
     await reader.query({ query: 'SELECT * FROM events_raw ORDER BY offset', format: 'TabSeparated' })
   ).text();
@@ -92,7 +87,7 @@ async function rowBlocks(): Promise<string[]> {
   for (let i = 0; i < lines.length; i += BLOCK) {
     blocks.push(`${lines.slice(i, i + BLOCK).join('\n')}\n`);
   }
-  return blocks;
+  return { blocks, views };
 }
 
 async function timedInserts(
@@ -100,7 +95,8 @@ async function timedInserts(
   blocks: readonly string[],
   prepare: (c: ClickHouseClient) => Promise<void>,
 ): Promise<void> {
-  const database = await freshDatabase(name);
+  const { database, store } = await migratedStore(name);
+  await store.close();
   const writer = client(database);
   await prepare(writer);
   const rows = blocks.reduce((n, b) => n + b.split('\n').length - 1, 0);
@@ -145,12 +141,7 @@ async function viewsOf(c: ClickHouseClient): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
-  const blocks = await rowBlocks();
-  const names = await freshDatabase('views');
-  const probe = client(names);
-  const views = await viewsOf(probe);
-  await probe.command({ query: `DROP DATABASE ${identifier(names)}` });
-  await probe.close();
+  const { blocks, views } = await rowBlocks();
   console.log(
     '| INSERT into events_raw | rows | rows per INSERT | rows/s | ClickHouse CPU an event | load |',
   );

@@ -1,7 +1,7 @@
 import { createClient } from '@clickhouse/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { ClickHouseReportStore, type OffsetEvent } from '@app/report-store';
-import { STACK, makeEvent, requireOrSkip } from '@app/testing';
+import type { OffsetEvent } from '@app/report-store';
+import { STACK, makeEvent, requireOrSkip, testClickHouseStore } from '@app/testing';
 
 const client = createClient({ url: STACK.clickhouseUrl });
 const databases: string[] = [];
@@ -68,14 +68,7 @@ describe.runIf(
     async (_, cut) => {
       const database = `adx_test_${process.pid}_${Date.now()}_stream`;
       databases.push(database);
-      const store = new ClickHouseReportStore({
-        url: STACK.clickhouseUrl,
-        database,
-        migrationsDir: 'clickhouse',
-        sampleDenominator: 10,
-        queryTimeoutMs: 20_000,
-        rawRetentionMonths: 120,
-      });
+      const store = testClickHouseStore(database);
       await store.migrate();
       const source = 'stream/0';
       const batch = framedEvents(database);

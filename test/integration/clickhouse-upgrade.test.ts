@@ -1,9 +1,5 @@
-import { copyFileSync, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import {
-  ClickHouseReportStore,
   EXACT_KEY_FIELDS,
   INEXACT_FIELDS,
   RAW_COLUMNS,
@@ -12,30 +8,24 @@ import {
   type ReportStore,
 } from '@app/report-store';
 import { MEASURE_NAMES, SPLITS, type StoreRow } from '@app/report-model';
-import { STACK, demoEvents, expectedBySplit, makeEvent, requireOrSkip } from '@app/testing';
+import {
+  STACK,
+  clickHouseLines,
+  demoEvents,
+  expectedBySplit,
+  makeEvent,
+  migrationsCopy,
+  requireOrSkip,
+  testClickHouseStore,
+} from '@app/testing';
 
 const AFTER_THE_EVENTS = new Date('2026-11-22T12:00:00.000Z');
 
-function store(database: string, migrationsDir: string, inexactRollup = true): ClickHouseReportStore {
-  return new ClickHouseReportStore({
-    url: STACK.clickhouseUrl,
-    database,
-    migrationsDir,
-    sampleDenominator: 10,
-    queryTimeoutMs: 20_000,
-    rawRetentionMonths: 120,
-    inexactRollup,
-  });
-}
+const store = (database: string, migrationsDir: string, inexactRollup = true) =>
+  testClickHouseStore(database, { migrationsDir, inexactRollup });
 
 /** A copy of the migrations before `version` (`NNN`): a store as an older release left it. */
-function migrationsBefore(version: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'adx-migrations-'));
-  for (const file of readdirSync('clickhouse').filter((f) => f < version)) {
-    copyFileSync(path.join('clickhouse', file), path.join(dir, file));
-  }
-  return dir;
-}
+const migrationsBefore = (version: string) => migrationsCopy((file) => file < version);
 
 /** Every inexact split, rows sorted by key. */
 async function inexactSplits(reports: ReportStore): Promise<Record<string, StoreRow[]>> {
@@ -64,24 +54,14 @@ async function byDay(reports: ReportStore): Promise<Record<string, unknown>> {
   return Object.fromEntries(rows.map((r) => [r.key, r.measures]));
 }
 
-async function lines(sql: string): Promise<string[]> {
-  const response = await fetch(`${STACK.clickhouseUrl}/`, {
-    method: 'POST',
-    body: /^(SELECT|SHOW)/.test(sql) ? `${sql} FORMAT TSV` : sql,
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    throw new Error(`${sql}: ${text}`);
-  }
-  return text.split('\n').filter(Boolean);
-}
-
 const columns = (database: string, table: string) =>
-  lines(`SELECT name FROM system.columns WHERE database = '${database}' AND table = '${table}'`);
+  clickHouseLines(`SELECT name FROM system.columns WHERE database = '${database}' AND table = '${table}'`);
 
 /** The dimensions the rollup holds, as its view or the migration's copy wrote them. */
 const rollupDimensions = (database: string) =>
-  lines(`SELECT DISTINCT dimension FROM ${database}.inexact_daily WHERE dimension != '' ORDER BY dimension`);
+  clickHouseLines(
+    `SELECT DISTINCT dimension FROM ${database}.inexact_daily WHERE dimension != '' ORDER BY dimension`,
+  );
 
 describe.runIf(
   requireOrSkip(inject('stack').clickhouse, `ClickHouse at ${STACK.clickhouseUrl} (npm run stack:up)`),
@@ -120,10 +100,10 @@ describe.runIf(
     await sealed.close();
     const old = store(database, migrationsBefore('006'));
     await old.migrate();
-    await lines(`INSERT INTO ${database}.events_raw SELECT * FROM ${database}_sealed.events_raw`);
+    await clickHouseLines(`INSERT INTO ${database}.events_raw SELECT * FROM ${database}_sealed.events_raw`);
     for (const tier of ['exact_daily', 'inexact_sample']) {
-      await lines(`TRUNCATE TABLE ${database}.${tier}`);
-      await lines(`INSERT INTO ${database}.${tier} SELECT * FROM ${database}_sealed.${tier}`);
+      await clickHouseLines(`TRUNCATE TABLE ${database}.${tier}`);
+      await clickHouseLines(`INSERT INTO ${database}.${tier} SELECT * FROM ${database}_sealed.${tier}`);
     }
     // A late click on a closed day: live rows in the sample, which the rollup must inherit.
     const late = makeEvent({ type: 'click', ts: `${events[0].ts.slice(0, 10)}T23:00:00.000Z` });
@@ -178,6 +158,10 @@ describe.runIf(
       ...MEASURE_NAMES,
       ...sealColumns,
     ]);
+    expect(await columns(database, 'inexact_monthly')).toEqual([
+      'side',
+      ...(await columns(database, 'inexact_daily')),
+    ]);
     expect(await columns(database, 'events_raw')).toEqual(RAW_COLUMNS);
   });
 
@@ -188,17 +172,17 @@ describe.runIf(
     const events = demoEvents(1, 200).map((event, i) => ({ offset: String(i), event }));
     // As the ingest before 008 left it: offsets 0 to 99 stored, 99 recorded.
     await old.ingest('upgrade/0', events.slice(0, 100));
-    await lines(`TRUNCATE TABLE ${database}.ingested_offsets`);
-    await lines(`INSERT INTO ${database}.ingested_offsets VALUES ('upgrade/0', 99, 100)`);
+    await clickHouseLines(`TRUNCATE TABLE ${database}.ingested_offsets`);
+    await clickHouseLines(`INSERT INTO ${database}.ingested_offsets VALUES ('upgrade/0', 99, 100)`);
     await old.close();
     const upgraded = store(database, 'clickhouse');
     await upgraded.migrate();
     expect(await upgraded.ingest('upgrade/0', events)).toEqual({ stored: 100, skipped: 100 });
-    expect(await lines(`SELECT uniqExact(event_id), count() FROM ${database}.events_raw`)).toEqual([
+    expect(await clickHouseLines(`SELECT uniqExact(event_id), count() FROM ${database}.events_raw`)).toEqual([
       '200\t200',
     ]);
     await upgraded.close();
-    await lines(`DROP DATABASE ${database}`);
+    await clickHouseLines(`DROP DATABASE ${database}`);
   });
 
   it('keeps one offset row per source once merged: the offset to read next, after the highest stored', async () => {
@@ -212,8 +196,8 @@ describe.runIf(
         events.slice(from, from + 100).map((event, i) => ({ offset: String(from + i), event })),
       );
     }
-    await lines(`OPTIMIZE TABLE ${database}.ingested_offsets FINAL`);
-    expect(await lines(`SELECT source, last_offset FROM ${database}.ingested_offsets`)).toEqual([
+    await clickHouseLines(`OPTIMIZE TABLE ${database}.ingested_offsets FINAL`);
+    expect(await clickHouseLines(`SELECT source, last_offset FROM ${database}.ingested_offsets`)).toEqual([
       `offsets/0\t${events.length}`,
     ]);
     const again = events.map((event, i) => ({ offset: String(i), event }));

@@ -1,11 +1,17 @@
-import { copyFileSync, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { AdEvent } from '@app/events';
-import { ClickHouseReportStore, type OffsetEvent } from '@app/report-store';
+import type { ClickHouseReportStore, OffsetEvent } from '@app/report-store';
 import { MEASURE_NAMES, SPLITS, type StoreQuery, type StoreRow } from '@app/report-model';
-import { STACK, makeEvent, requireOrSkip } from '@app/testing';
+import {
+  STACK,
+  clickHouseLines,
+  makeEvent,
+  migrationsCopy,
+  requireOrSkip,
+  testClickHouseStore,
+} from '@app/testing';
 
 /**
  * The monthly copy of the inexact rollup (clickhouse/009_inexact_monthly.sql): what the sealer
@@ -43,33 +49,12 @@ function eventsOf(day: string, count: number, prefix = day): AdEvent[] {
   );
 }
 
-/** A copy of the migrations `keep` keeps. */
-function migrations(keep: (file: string) => boolean): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'adx-migrations-'));
-  for (const file of readdirSync('clickhouse').filter(keep)) {
-    copyFileSync(path.join('clickhouse', file), path.join(dir, file));
-  }
-  return dir;
-}
-
 const withOffsets = (events: readonly AdEvent[], first = 0): OffsetEvent[] =>
   events.map((event, i) => ({ offset: String(first + i), event }));
 
-async function lines(sql: string): Promise<string[]> {
-  const response = await fetch(`${STACK.clickhouseUrl}/`, {
-    method: 'POST',
-    body: /^(SELECT|SHOW)/.test(sql) ? `${sql} FORMAT TSV` : sql,
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    throw new Error(`${sql}: ${text}`);
-  }
-  return text.split('\n').filter(Boolean);
-}
-
 /** A rollup table's measures and seal columns per closed day and dimension (`where` narrows it). */
 const perDayAndDimension = (database: string, table: string, where = '1') =>
-  lines(
+  clickHouseLines(
     `SELECT toString(day), dimension, ${[...MEASURE_NAMES, 'seal_mark', 'live_rows'].map((c) => `sum(${c})`).join(', ')}
      FROM ${database}.${table} WHERE day < toDate('${TODAY}') AND ${where} GROUP BY day, dimension ORDER BY day, dimension`,
   );
@@ -90,7 +75,7 @@ async function expectCopyOfRollup(database: string): Promise<void> {
   ]) {
     expect(await perDayAndDimension(database, 'inexact_monthly', `side = '${side}'`), side).toEqual(rollup);
     expect(
-      await lines(
+      await clickHouseLines(
         `SELECT count() FROM ${database}.inexact_monthly WHERE side = '${side}' AND ${emptied} != ''`,
       ),
     ).toEqual(['0']);
@@ -98,24 +83,15 @@ async function expectCopyOfRollup(database: string): Promise<void> {
 }
 
 const monthlyParts = (database: string) =>
-  lines(
+  clickHouseLines(
     `SELECT partition_id, name FROM system.parts WHERE database = '${database}' AND table = 'inexact_monthly' AND active ORDER BY partition_id, name`,
   );
 
 const copiedDays = (database: string) =>
-  lines(`SELECT DISTINCT toString(day) FROM ${database}.inexact_monthly ORDER BY day`);
+  clickHouseLines(`SELECT DISTINCT toString(day) FROM ${database}.inexact_monthly ORDER BY day`);
 
-function store(database: string, inexactRollup = true, migrationsDir = 'clickhouse'): ClickHouseReportStore {
-  return new ClickHouseReportStore({
-    url: STACK.clickhouseUrl,
-    database,
-    migrationsDir,
-    sampleDenominator: 10,
-    queryTimeoutMs: 20_000,
-    rawRetentionMonths: 120,
-    inexactRollup,
-  });
-}
+const store = (database: string, inexactRollup = true, migrationsDir = 'clickhouse') =>
+  testClickHouseStore(database, { inexactRollup, migrationsDir });
 
 /** Every inexact split over `range`, rows sorted by key, for a store opened now (its copy's day read anew). */
 async function inexactSplits(
@@ -183,7 +159,7 @@ describe.runIf(
 )('the monthly copy of the inexact rollup', () => {
   afterAll(async () => {
     for (const database of databases) {
-      await lines(`DROP DATABASE IF EXISTS ${database}`);
+      await clickHouseLines(`DROP DATABASE IF EXISTS ${database}`);
     }
   });
 
@@ -202,7 +178,7 @@ describe.runIf(
     // The reports read the copied days from the copy: with a copied day gone from the rollup, a
     // range of copied days answers as before.
     const before = await inexactSplits(database, { start: CLOSED[0], end: CLOSED[4] });
-    await lines(`ALTER TABLE ${database}.inexact_daily DROP PARTITION '${CLOSED[1]}'`);
+    await clickHouseLines(`ALTER TABLE ${database}.inexact_daily DROP PARTITION '${CLOSED[1]}'`);
     expect(await inexactSplits(database, { start: CLOSED[0], end: CLOSED[4] })).toEqual(before);
   });
 
@@ -249,7 +225,7 @@ describe.runIf(
 
   it('copies the closed days already stored when migration 009 runs', async () => {
     const database = newDatabase('009');
-    const before009 = migrations((f) => f < '009');
+    const before009 = migrationsCopy((f) => f < '009');
     // As a release before 009 left it: events stored (this release's sealer writes the copy too,
     // so the days stay unsealed here), the days closed by the wall clock the migration reads.
     const old = store(database, true, before009);
@@ -261,7 +237,7 @@ describe.runIf(
     expect(await copiedDays(database)).toEqual(CLOSED);
     await expectCopyOfRollup(database);
     // Its statements run again (a migration that failed further on) copy nothing twice.
-    const again = migrations(() => true);
+    const again = migrationsCopy(() => true);
     copyFileSync(path.join('clickhouse', '009_inexact_monthly.sql'), path.join(again, '999_again.sql'));
     await store(database, true, again).migrate();
     await expectCopyOfRollup(database);

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KafkaEventBus, TOPIC_BY_TYPE, toMessage, type AdEvent } from '@app/events';
-import { ClickHouseReportStore } from '@app/report-store';
-import { STACK, demoEvents, expectedBySplit, requireOrSkip } from '@app/testing';
+import type { ClickHouseReportStore } from '@app/report-store';
+import { STACK, demoEvents, expectedBySplit, requireOrSkip, testClickHouseStore } from '@app/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
 const INGEST = path.join(ROOT, 'dist/apps/ingest/src/main.js');
@@ -71,14 +71,7 @@ describe.runIf(
       concurrentPartitions: 2,
     });
     await publish(producer, events);
-    const store = new ClickHouseReportStore({
-      url: STACK.clickhouseUrl,
-      database,
-      migrationsDir: 'clickhouse',
-      sampleDenominator: 10,
-      queryTimeoutMs: 20_000,
-      rawRetentionMonths: 120,
-    });
+    const store = testClickHouseStore(database);
     await store.migrate();
 
     const victim = ingestProcess('a');

@@ -1,9 +1,15 @@
 import { createClient } from '@clickhouse/client';
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import type { AdEvent } from '@app/events';
-import { ClickHouseReportStore } from '@app/report-store';
 import { emptyMeasures, type Measures } from '@app/report-model';
-import { STACK, expectedBySplit, makeEvent, requireOrSkip } from '@app/testing';
+import {
+  STACK,
+  clickHouseLines,
+  expectedBySplit,
+  makeEvent,
+  requireOrSkip,
+  testClickHouseStore,
+} from '@app/testing';
 
 /**
  * How the sealer reads a closed day holding duplicate event ids: the duplicated ids alone one row
@@ -43,17 +49,9 @@ const SUMS_SQL = Object.keys(emptyMeasures())
   .map((m) => `toString(sum(${m}))`)
   .join(', ');
 
-async function lines(sql: string): Promise<string[][]> {
-  const response = await fetch(`${STACK.clickhouseUrl}/`, { method: 'POST', body: `${sql} FORMAT TSV` });
-  const text = await response.text();
-  if (!response.ok) {
-    throw new Error(`${sql}: ${text}`);
-  }
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => line.split('\t'));
-}
+/** The rows of a SELECT, each split into its fields. */
+const lines = async (sql: string): Promise<string[][]> =>
+  (await clickHouseLines(sql)).map((line) => line.split('\t'));
 
 function measuresOf(values: readonly string[]): Measures {
   const measures = emptyMeasures();
@@ -118,14 +116,7 @@ describe.runIf(
   it('every tier counts each event once: duplicated ids read one per id, the rest plainly', async () => {
     const database = `adx_test_${process.pid}_${Date.now()}_seal_duplicates`;
     // Every event in the sample with weight 1: the inexact tiers then match the hand count too.
-    const store = new ClickHouseReportStore({
-      url: STACK.clickhouseUrl,
-      database,
-      migrationsDir: 'clickhouse',
-      sampleDenominator: 1,
-      queryTimeoutMs: 20_000,
-      rawRetentionMonths: 120,
-    });
+    const store = testClickHouseStore(database, { sampleDenominator: 1 });
     await store.migrate();
     const clean = eventsOf(CLEAN_DAY, 200);
     const duplicated = eventsOf(DUPLICATED_DAY, 200);

@@ -75,10 +75,11 @@ interface TopicPartitions {
 const METADATA_MAX_AGE_MS = 5 * 60_000;
 
 /**
- * The distributed event bus on Kafka (kafkajs): idempotent producers with `acks: -1`, each for its share of the partitions, sending
- * frames of many messages (`kafka-frame.ts`) in gzip batches, and an on-disk spool; consumers that handle whole batches and commit a batch's offsets
- * only after the handler resolved, fenced (`ConsumerFence`): a batch whose member may have lost
- * its partition is aborted and never committed.
+ * The distributed event bus on Kafka (kafkajs): idempotent producers with `acks: -1`, each for its
+ * share of the partitions, sending frames of many messages (`kafka-frame.ts`) in gzip batches, and
+ * an on-disk spool; consumers that handle whole batches and commit a batch's offsets only after
+ * the handler resolved, fenced (`ConsumerFence`): a batch whose member may have lost its partition
+ * is aborted and never committed.
  */
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;

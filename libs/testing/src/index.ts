@@ -4,3 +4,4 @@ export * from './event-fixtures';
 export * from './stack-env';
 export * from './openrtb-schema';
 export * from './private-stack';
+export * from './clickhouse-fixtures';

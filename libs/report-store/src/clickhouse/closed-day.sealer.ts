@@ -107,6 +107,9 @@ function rawRows(day: string, duplicates: Duplicates, columns: readonly string[]
      LIMIT 1 BY event_id)`;
 }
 
+/** Days as a ClickHouse list of Date literals, for `day IN (...)`. */
+const dateList = (days: readonly string[]) => days.map((d) => `toDate(${stringLiteral(d)})`).join(', ');
+
 const stagingName = () => `seal_${Date.now()}_${randomBytes(6).toString('hex')}`;
 
 /** The day of a daily partition's id (`20261123` is `2026-11-23`). */
@@ -243,7 +246,7 @@ export class ClosedDaySealer {
   private async markers(table: string, days: readonly string[]): Promise<Map<string, string>> {
     const rows = await this.rows<{ d: string; mark: string }>(
       `SELECT toString(day) AS d, toString(sum(seal_mark)) AS mark FROM ${table}
-       WHERE dimension = '' AND seal_mark > 0 AND day IN (${days.map((d) => `toDate(${stringLiteral(d)})`).join(', ')})
+       WHERE dimension = '' AND seal_mark > 0 AND day IN (${dateList(days)})
        GROUP BY day`,
     );
     return new Map(rows.map((r) => [r.d, r.mark]));
@@ -274,7 +277,7 @@ export class ClosedDaySealer {
     // Not aliased `day`: an alias would shadow the column in WHERE.
     const rows = await this.rows<{ d: string; sealed: string; live: string }>(
       `SELECT toString(day) AS d, sum(seal_mark) AS sealed, sum(live_rows) AS live FROM ${tier.table}
-       WHERE day IN (${days.map((d) => `toDate(${stringLiteral(d)})`).join(', ')}) GROUP BY day`,
+       WHERE day IN (${dateList(days)}) GROUP BY day`,
     );
     return new Map(rows.map((r) => [r.d, { sealed: String(r.sealed), live: String(r.live) }]));
   }
