@@ -112,9 +112,11 @@ describe('DspSimulator: user sync', () => {
 
     // The exchange puts that id into user.buyeruid: a bid; anyone else gets none.
     expect((await post(sim, bidRequest({ user: { id: 'u1', buyeruid: uid } }))).status).toBe(200);
-    expect(
-      (await post(sim, bidRequest({ user: { id: 'u2', buyeruid: `${uid.slice(0, -1)}x` } }))).status,
-    ).toBe(204);
+    // Another user: the same id with its last character changed (to 'x', or 'y' when it already
+    // is 'x', so that the id is never the issued one itself).
+    const another = `${uid.slice(0, -1)}${uid.endsWith('x') ? 'y' : 'x'}`;
+    expect(another).not.toBe(uid);
+    expect((await post(sim, bidRequest({ user: { id: 'u2', buyeruid: another } }))).status).toBe(204);
     expect((await post(sim, bidRequest({ user: { id: 'u3' } }))).status).toBe(204);
     expect((await post(sim, bidRequest())).status).toBe(204);
     expect(sim.issuedUid(uid)).toBe(true);
