@@ -2,8 +2,30 @@
  * Date expressions of the reporting API (part 4.1): `YYYY-MM-DD`, the spec's own
  * `[first/last] day of [this/last/previous/next] [week/isoweek/quarter/year]`, and the relative
  * forms of PHP's `strtotime` that analysts use, evaluated as PHP's timelib does (checked against
- * real PHP in test/contract/relative-date.oracle.test.ts). All arithmetic is in UTC.
+ * real PHP in test/contract/relative-date.oracle.test.ts). All arithmetic is in UTC, in exact
+ * integers: a result is either the day PHP would name or refused, never a rounded or invalid day.
  */
+
+/**
+ * The first and last day a date expression may name: the days both stores can hold (ClickHouse
+ * 18.16's Date runs from the UNIX epoch to 2105-12-31; DuckDB holds more, but the two answer alike).
+ * An expression naming a day outside them is refused as out of range (903, naming the field).
+ */
+export const FIRST_SUPPORTED_DAY = '1970-01-01';
+export const LAST_SUPPORTED_DAY = '2105-12-31';
+
+/** What a date expression evaluates to: a supported day, or why there is none. */
+export type DateExpressionResult =
+  | { readonly day: string }
+  /** Not a form the parser knows (or an impossible calendar date such as 2026-02-30). */
+  | { readonly error: 'not-understood' }
+  /**
+   * A form the parser knows whose day falls outside FIRST_SUPPORTED_DAY to LAST_SUPPORTED_DAY, or
+   * with an offset too large to compute exactly: beyond 2^53 - 1 in its unit (weeks and fortnights
+   * counted in days), or in seconds once hours and minutes are carried. Such an offset alone is
+   * 285 million years or more (PHP wraps it around into some day instead).
+   */
+  | { readonly error: 'out-of-range' };
 
 const MONTHS = [
   'january',
@@ -70,6 +92,8 @@ interface ParseState {
   rel: Fields;
   weekday?: { day: number; behavior: number };
   firstLast?: 'first' | 'last';
+  /** An offset left the exact integers: the expression is out of range once it is understood. */
+  overflow?: boolean;
 }
 
 function weekdayIndex(word: string): number {
@@ -89,7 +113,9 @@ const UNIT_RE = `(?:${Object.keys(UNIT_SECONDS)
   .join('|')})`;
 const END = '(?=\\s|$|[+-])';
 
-function addUnit(rel: Fields, unit: string, amount: number): void {
+/** Adds an offset in a unit; an offset beyond 2^53 - 1 of its unit marks the state as overflowing. */
+function addUnit(st: ParseState, unit: string, amount: number): void {
+  const rel = st.rel;
   switch (UNIT_SECONDS[unit]) {
     case 's':
       rel.s += amount;
@@ -116,11 +142,22 @@ function addUnit(rel: Fields, unit: string, amount: number): void {
       rel.y += amount;
       break;
   }
+  if (!Object.values(rel).every(Number.isSafeInteger)) {
+    st.overflow = true;
+  }
 }
 
+function isLeapYear(y: number): boolean {
+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+}
+
+function daysInMonth(y: number, m: number): number {
+  return m === 2 ? (isLeapYear(y) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31;
+}
+
+/** Whether the day exists; any 4-digit year (Date.UTC would read 0050 as 1950). */
 function validCalendarDate(y: number, m: number, d: number): boolean {
-  const date = new Date(Date.UTC(y, m - 1, d));
-  return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+  return m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(y, m);
 }
 
 type Rule = [RegExp, (match: RegExpExecArray, state: ParseState) => boolean];
@@ -166,11 +203,11 @@ const RULES: Rule[] = [
     return true;
   }),
   rule(`(last|previous|this|next) (${UNIT_RE})`, (m, st) => {
-    addUnit(st.rel, m[2], RELATIVE_TEXT[m[1]].amount);
+    addUnit(st, m[2], RELATIVE_TEXT[m[1]].amount);
     return true;
   }),
   rule(`([+-]?)\\s*(\\d+)\\s*(${UNIT_RE})`, (m, st) => {
-    addUnit(st.rel, m[3], (m[1] === '-' ? -1 : 1) * Number(m[2]));
+    addUnit(st, m[3], (m[1] === '-' ? -1 : 1) * Number(m[2]));
     return true;
   }),
   rule('ago', (_m, st) => {
@@ -241,12 +278,76 @@ function toFields(date: Date): Fields {
   };
 }
 
+/** Thrown inside the evaluation when a value leaves the exact integers; caught in this module. */
+class OutOfRange extends Error {}
+
+/** `value` if it is an exact integer, else the evaluation is out of range. */
+function exact(value: number): number {
+  if (!Number.isSafeInteger(value)) {
+    throw new OutOfRange();
+  }
+  return value;
+}
+
+/** Floor division and its non-negative remainder, exactly, for safe integers and a small divisor. */
+function floorDivMod(a: number, b: number): [number, number] {
+  let q = Math.floor(a / b);
+  let r = exact(a - exact(q * b));
+  // a / b is rounded to a double: one step corrects it.
+  if (r < 0) {
+    q -= 1;
+    r += b;
+  } else if (r >= b) {
+    q += 1;
+    r -= b;
+  }
+  return [q, r];
+}
+
+/** Days from 1970-01-01 to a proleptic Gregorian day (m 1-12, d 1-31), in exact integers. */
+function daysFromCivil(y: number, m: number, d: number): number {
+  const [era, yoe] = floorDivMod(m <= 2 ? exact(y - 1) : y, 400);
+  const mp = (m + 9) % 12;
+  const doy = Math.floor((153 * mp + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return exact(exact(exact(era * 146_097) + doe) - 719_468);
+}
+
+/** The day `days` after 1970-01-01 (the inverse of daysFromCivil). */
+function civilFromDays(days: number): { y: number; m: number; d: number } {
+  const [era, doe] = floorDivMod(exact(days + 719_468), 146_097);
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  );
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  return { y: exact(exact(yoe + exact(era * 400)) + (m <= 2 ? 1 : 0)), m, d };
+}
+
+/** Days since 1970-01-01 of fields that may overflow (as Date.UTC and timelib carry them), and the second of the day. */
+function epochDayOf(f: Fields): { days: number; second: number } {
+  for (const value of [f.y, f.m, f.d, f.h, f.i, f.s]) {
+    exact(value);
+  }
+  const seconds = exact(exact(exact(f.h * 3600) + exact(f.i * 60)) + f.s);
+  const [dayCarry, second] = floorDivMod(seconds, 86_400);
+  const [years, month0] = floorDivMod(exact(exact(f.y * 12) + (f.m - 1)), 12);
+  const days = exact(exact(daysFromCivil(years, month0 + 1, 1) + exact(f.d - 1)) + dayCarry);
+  return { days, second };
+}
+
+/** Carries over-full fields into the larger units: seconds into minutes up to years, days into months. */
 function normalize(f: Fields): Fields {
-  return toFields(new Date(Date.UTC(f.y, f.m - 1, f.d, f.h, f.i, f.s)));
+  const { days, second } = epochDayOf(f);
+  const { y, m, d } = civilFromDays(days);
+  return { y, m, d, h: Math.floor(second / 3600), i: Math.floor((second % 3600) / 60), s: second % 60 };
 }
 
 function dayOfWeek(f: Fields): number {
-  return new Date(Date.UTC(f.y, f.m - 1, f.d)).getUTCDay();
+  // 1970-01-01 was a Thursday.
+  return floorDivMod(exact(epochDayOf(f).days + 4), 7)[1];
 }
 
 /** timelib's do_adjust_for_weekday: moves the date to the requested weekday. */
@@ -289,6 +390,9 @@ function evaluate(state: ParseState, now: Date): Fields {
   if (state.weekday) {
     f = normalize(f);
     adjustForWeekday(f, state.weekday, state.rel.d);
+    // The weekday's day is a real date before the offsets apply: Thursday 29 February 2024,
+    // "monday +1 month" is Monday 4 March plus a month, 4 April (as PHP answers), not 2 April.
+    f = normalize(f);
   }
   for (const k of Object.keys(state.rel) as (keyof Fields)[]) {
     f[k] += state.rel[k];
@@ -309,7 +413,7 @@ function formatDay(f: Pick<Fields, 'y' | 'm' | 'd'>): string {
 }
 
 function utcDay(y: number, m: number, d: number): string {
-  return formatDay(toFields(new Date(Date.UTC(y, m - 1, d))));
+  return formatDay(normalize({ y, m, d, h: 0, i: 0, s: 0 }));
 }
 
 const SPEC_FORM = /^(first|last) day of (this|last|previous|next) (week|isoweek|quarter|year)$/;
@@ -345,20 +449,8 @@ function parseSpecForm(text: string, now: Date): string | undefined {
   }
 }
 
-/**
- * Evaluates a date expression relative to `now` and returns the UTC day it names, or undefined
- * when the expression is not one we understand.
- */
-export function parseDateExpression(input: string, now: Date): string | undefined {
-  const text = input.trim().toLowerCase().replace(/,/g, ' ').replace(/\s+/g, ' ');
-  if (text.length === 0 || text.length > 100) {
-    return undefined;
-  }
-  const spec = parseSpecForm(text, now);
-  if (spec !== undefined) {
-    return spec;
-  }
-
+/** The PHP forms: the state the words build, or undefined when a word is not one we know. */
+function parseWords(text: string): ParseState | undefined {
   const state: ParseState = { unsetTime: false, rel: { y: 0, m: 0, d: 0, h: 0, i: 0, s: 0 } };
   let pos = 0;
   while (pos < text.length) {
@@ -383,7 +475,53 @@ export function parseDateExpression(input: string, now: Date): string | undefine
       return undefined;
     }
   }
-  return formatDay(evaluate(state, now));
+  return state;
+}
+
+const NOT_UNDERSTOOD = { error: 'not-understood' } as const;
+const OUT_OF_RANGE = { error: 'out-of-range' } as const;
+
+/**
+ * Evaluates a date expression relative to `now`: the UTC day it names when that day is between
+ * FIRST_SUPPORTED_DAY and LAST_SUPPORTED_DAY, else whether it was not understood or out of range.
+ */
+export function evaluateDateExpression(input: string, now: Date): DateExpressionResult {
+  const text = input.trim().toLowerCase().replace(/,/g, ' ').replace(/\s+/g, ' ');
+  if (text.length === 0 || text.length > 100) {
+    return NOT_UNDERSTOOD;
+  }
+  try {
+    let day = parseSpecForm(text, now);
+    if (day === undefined) {
+      const state = parseWords(text);
+      if (state === undefined) {
+        return NOT_UNDERSTOOD;
+      }
+      if (state.overflow) {
+        return OUT_OF_RANGE;
+      }
+      const f = evaluate(state, now);
+      if (f.y < 0 || f.y > 9999) {
+        return OUT_OF_RANGE;
+      }
+      day = formatDay(f);
+    }
+    return day < FIRST_SUPPORTED_DAY || day > LAST_SUPPORTED_DAY ? OUT_OF_RANGE : { day };
+  } catch (error) {
+    if (error instanceof OutOfRange) {
+      return OUT_OF_RANGE;
+    }
+    throw error;
+  }
+}
+
+/**
+ * The UTC day a date expression names relative to `now`, or undefined when it is not understood
+ * or out of the supported range (see `evaluateDateExpression` for which).
+ */
+export function parseDateExpression(input: string, now: Date): string | undefined {
+  const result = evaluateDateExpression(input, now);
+  return 'day' in result ? result.day : undefined;
 }
 
 /** Today's UTC day, `YYYY-MM-DD`. */

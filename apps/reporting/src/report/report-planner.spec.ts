@@ -96,6 +96,36 @@ describe('planReport: dates', () => {
     ['a start after the end', { startDate: '2026-11-10', endDate: '2026-11-09' }],
   ])('refuses %s with 903', (_name, body) => expect(codeOf(body)).toBe(ReportCode.InvalidInput));
 
+  /** The message of the 903 a body gets. */
+  function messageOf(body: Record<string, unknown>): string {
+    try {
+      plan(body);
+    } catch (error) {
+      expect((error as ReportingException).code).toBe(ReportCode.InvalidInput);
+      return (error as ReportingException).message;
+    }
+    throw new Error('planned');
+  }
+
+  it.each([
+    // The two requests of issue 22, which reached the store as invalid dates (53).
+    ['endDate', { startDate: 'last day of last quarter', endDate: '-9007199254740993 seconds' }],
+    ['endDate', { startDate: 'first day of last quarter', endDate: '-99999999999 years' }],
+    ['startDate', { startDate: '-99999999999 years', endDate: '-99999999999 years' }],
+    ['startDate', { startDate: '-8000 years', endDate: '-7999 years' }],
+    ['startDate', { startDate: '1969-06-01', endDate: '1970-05-31' }],
+    ['endDate', { startDate: '1970-01-01', endDate: '+1000000 weeks' }],
+  ])('refuses a day out of the supported range with a 903 naming %s', (field, body) => {
+    const message = messageOf(body);
+    expect(message).toContain(`${field}: ${JSON.stringify((body as Record<string, string>)[field])}`);
+    expect(message).toContain('outside the supported dates (1970-01-01 to 2105-12-31)');
+  });
+
+  it('plans the first supported day', () => {
+    expect(plan({ startDate: '1970-01-01', endDate: '1970-01-31' }).range.start).toBe('1970-01-01');
+    expect(plan({ startDate: '-20779 days', endDate: '-20779 days' }).range.start).toBe('1970-01-01');
+  });
+
   it('accepts a single day', () => {
     expect(plan({ startDate: '2026-11-21', endDate: '2026-11-21' }).range).toEqual({
       start: '2026-11-21',

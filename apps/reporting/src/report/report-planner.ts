@@ -1,14 +1,16 @@
 import type { Catalog } from '@app/catalog';
 import {
   ReportCode,
+  FIRST_SUPPORTED_DAY,
+  LAST_SUPPORTED_DAY,
   daysBetween,
+  evaluateDateExpression,
   findAttribute,
   findMetric,
   findSplit,
   isMetricAllowed,
   isSplitAllowed,
   oneYearAfter,
-  parseDateExpression,
   splitExactness,
   utcToday,
   type AccountScope,
@@ -68,15 +70,25 @@ function reportType(dto: ReportRequestDto, variant: ApiVariant): ReportType {
   return dto.type;
 }
 
+/**
+ * The day a date field names, or a 903 that names the field: an expression the parser does not
+ * know, or one whose day is outside the days the stores hold (never a day the store cannot read).
+ */
+function dayOf(field: 'startDate' | 'endDate', text: string, now: Date): string {
+  const result = evaluateDateExpression(text, now);
+  if ('day' in result) {
+    return result.day;
+  }
+  throw invalid(
+    result.error === 'out-of-range'
+      ? `${field}: ${JSON.stringify(text)} is outside the supported dates (${FIRST_SUPPORTED_DAY} to ${LAST_SUPPORTED_DAY})`
+      : `${field}: ${JSON.stringify(text)} is not a date we understand`,
+  );
+}
+
 function dayRange(dto: ReportRequestDto, now: Date): DayRange {
-  const start = parseDateExpression(dto.startDate, now);
-  if (start === undefined) {
-    throw invalid(`startDate: ${JSON.stringify(dto.startDate)} is not a date we understand`);
-  }
-  const end = parseDateExpression(dto.endDate, now);
-  if (end === undefined) {
-    throw invalid(`endDate: ${JSON.stringify(dto.endDate)} is not a date we understand`);
-  }
+  const start = dayOf('startDate', dto.startDate, now);
+  const end = dayOf('endDate', dto.endDate, now);
   const today = utcToday(now);
   if (start >= today) {
     throw invalid(`startDate ${start} must be before today (${today}, UTC)`);
