@@ -1,8 +1,8 @@
 import { validate } from '@readme/openapi-parser';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ATTRIBUTES, METRICS, REPORT_CODE_MESSAGES, ReportCode, SPLITS } from '@app/report-model';
-import { httpStatusOf } from '../../apps/reporting/src/reporting-exception.filter';
+import { ATTRIBUTES, METRICS, ReportCode, SPLITS } from '@app/report-model';
+import { RESULT_CODE_TABLE } from '@app/testing';
 import { startReporting, USERS, type RunningReporting } from './reporting-system';
 
 interface Fetched {
@@ -100,23 +100,49 @@ describe('OpenAPI description of the reporting API, and its documentation page [
   });
 
   it('lists every result code with its HTTP status and message, and a response for each status', () => {
+    // The statuses and meanings of the README's table, written out in @app/testing: not the
+    // functions that build this document.
     const codes = doc.components.schemas.ResultCode;
     expect(codes.enum).toEqual(ALL_CODES);
-    expect(codes['x-result-codes'].map((c: any) => [c.code, c.httpStatus, c.message])).toEqual(
-      ALL_CODES.map((code) => [code, httpStatusOf(code), REPORT_CODE_MESSAGES[code]]),
+    const listed: { code: ReportCode; httpStatus: number; message: string }[] = codes['x-result-codes'];
+    expect(listed.map((c) => [c.code, c.httpStatus])).toEqual(
+      ALL_CODES.map((code) => [code, RESULT_CODE_TABLE[code].status]),
     );
+    for (const { code, message } of listed) {
+      const { meaning } = RESULT_CODE_TABLE[code];
+      expect(message === meaning || message.startsWith(`${meaning}: `), `${code}: ${message}`).toBe(true);
+    }
+    const messageOf = new Map(listed.map((c) => [c.code, c.message]));
     const responses = doc.paths['/api'].post.responses;
     for (const code of ALL_CODES) {
-      const status = String(httpStatusOf(code));
-      expect(responses[status], `a ${status} response for code ${code}`).toBeDefined();
-      if (httpStatusOf(code) >= 400) {
-        const example = responses[status].content['application/json'].examples[`code${code}`];
-        expect(example.value).toEqual({ error: { code, message: REPORT_CODE_MESSAGES[code] } });
-        expect(responses[status].content['application/xml'].examples[`code${code}`].value).toContain(
+      const { status } = RESULT_CODE_TABLE[code];
+      expect(responses[String(status)], `a ${status} response for code ${code}`).toBeDefined();
+      if (status >= 400) {
+        const example = responses[String(status)].content['application/json'].examples[`code${code}`];
+        expect(example.value).toEqual({ error: { code, message: messageOf.get(code) } });
+        expect(responses[String(status)].content['application/xml'].examples[`code${code}`].value).toContain(
           `<code>${code}</code>`,
         );
       }
-      expect(responses[status].description).toContain(`**${code}**`);
+      expect(responses[String(status)].description).toContain(`**${code}**`);
+    }
+  });
+
+  it('shows the error bodies the service sends: its code, and the message it starts with', async () => {
+    const examples = doc.paths['/api'].post.responses;
+    const answers = [
+      [ReportCode.InvalidContentType, { 'content-type': 'text/plain' }, 'id=demo-pub'],
+      [ReportCode.InvalidInput, { 'content-type': 'application/json' }, '{"id": '],
+    ] as const;
+    for (const [code, headers, body] of answers) {
+      const res = await request(`${api.baseUrl}/api`, { method: 'POST', headers, body });
+      const { status } = RESULT_CODE_TABLE[code];
+      expect(res.statusCode, `code ${code}`).toBe(status);
+      const sent = (await res.body.json()) as { error: { code: number; message: string } };
+      const shown = examples[String(status)].content['application/json'].examples[`code${code}`].value;
+      expect(sent.error.code).toBe(shown.error.code);
+      // The service adds what exactly was wrong after the code's message.
+      expect(sent.error.message.startsWith(shown.error.message), sent.error.message).toBe(true);
     }
   });
 

@@ -5,3 +5,4 @@ export * from './stack-env';
 export * from './openrtb-schema';
 export * from './private-stack';
 export * from './clickhouse-fixtures';
+export * from './result-code-table';
