@@ -6,15 +6,16 @@ import { FIXED_NOW, demoEvents, sha1Hex } from '@app/testing';
 import { modes, publishEvents, startReporting, USERS, type RunningReporting } from './reporting-system';
 
 /**
- * Fuzzes `POST /api` over HTTP: JSON and XML bodies mutated from valid requests, random content
- * types, Accept headers, request ids and methods. Every answer must carry a result code of part 7
- * with its HTTP status, never 53, and only valid header values. Seeded and bounded: FUZZ_SEED
- * replays a run (the seed is printed), FUZZ_REQUESTS changes its length.
+ * Fuzzes `POST /api` over HTTP: JSON and XML bodies mutated from valid requests, random content types, Accept
+ * headers, request ids and methods. Every answer must carry a result code of reporting part 7
+ * (docs/specification-notes.md#reporting-part-7) with its HTTP status, never 53, and only valid header
+ * values. Seeded and bounded: FUZZ_SEED replays a run (the seed is printed), FUZZ_REQUESTS changes its
+ * length.
  */
 const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const FUZZ_REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 3000);
 
-/** The README's table: the HTTP status of each result code. */
+/** docs/reporting-api.md's table: the HTTP status of each result code. */
 const STATUS_OF: Readonly<Record<ReportCode, number>> = {
   [ReportCode.AuthenticationFailed]: 401,
   [ReportCode.AccountDisabled]: 401,
@@ -415,7 +416,10 @@ function xmlText(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/** Part 4.1's XML form: arrays as repeated elements, objects as nested ones. */
+/**
+ * Reporting part 4.1's XML form (docs/specification-notes.md#reporting-part-4-1): arrays as repeated
+ * elements, objects as nested ones.
+ */
 function toXml(value: Json, name: string): string {
   if (Array.isArray(value)) {
     return value.map((item) => toXml(item, name)).join('');

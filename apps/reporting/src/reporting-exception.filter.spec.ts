@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ReportCode } from '@app/report-model';
 import { httpStatusOf } from './reporting-exception.filter';
 
-/** Part 7's table, and DESIGN.md's statuses for the codes it leaves open. */
+/**
+ * Reporting part 7's table (docs/specification-notes.md#reporting-part-7), and docs/reporting-api.md's
+ * statuses for the codes it leaves open.
+ */
 const EXPECTED: [number[], number][] = [
   [[10, 11, 20, 21, 22, 30, 31, 52], 401],
   [[40, 41, 42, 43, 44, 900, 901, 902, 903, 1005], 403],

@@ -6,7 +6,10 @@ import { ReportingException } from './reporting.exception';
 import { ReportRendererService } from './render/report-renderer.service';
 import { negotiateResponseFormat, type RequestFormat } from './request/media-type';
 
-/** Part 7, with the statuses DESIGN.md fixes for the codes the specification leaves open. */
+/**
+ * Reporting part 7 (docs/specification-notes.md#reporting-part-7), with the statuses docs/reporting-api.md
+ * fixes for the codes the specification leaves open ("Result codes and HTTP statuses").
+ */
 export function httpStatusOf(code: ReportCode): number {
   switch (code) {
     case ReportCode.AuthenticationFailed:

@@ -1,7 +1,7 @@
 import { IsInt, IsString, Max, Min, MinLength } from 'class-validator';
 import { StoreSettings } from '@app/config';
 
-/** The reporting app's configuration, read from the environment (see the README). */
+/** The reporting app's configuration, read from the environment (docs/operations.md#configuration). */
 export class ReportingConfig extends StoreSettings {
   @IsString()
   @MinLength(1)
@@ -12,13 +12,16 @@ export class ReportingConfig extends StoreSettings {
   @Max(65535)
   REPORTING_PORT = 8081;
 
-  /** Requests a second per user (part 8). */
+  /** Requests a second per user (reporting part 8, docs/specification-notes.md#reporting-part-8). */
   @IsInt()
   @Min(1)
   @Max(10_000)
   RATE_LIMIT_PER_SECOND = 1;
 
-  /** How far a seed may be from the server clock, in seconds (part 5). */
+  /**
+   * How far a seed may be from the server clock, in seconds (reporting part 5,
+   * docs/specification-notes.md#reporting-part-5).
+   */
   @IsInt()
   @Min(1)
   @Max(3600)

@@ -5,7 +5,10 @@ import { LruCache } from './lru-cache';
 export const DEVICE_TYPES = ['PC', 'Phone', 'Tablet', 'WebmailProxy', 'MediaCenter'] as const;
 export type DeviceType = (typeof DEVICE_TYPES)[number];
 
-/** The device dimensions of spec part 2.5; unknown values are empty strings. */
+/**
+ * The device dimensions of reporting part 2.5 (docs/specification-notes.md#reporting-part-2-5); unknown
+ * values are empty strings.
+ */
 export interface DeviceDimensions {
   readonly device_maker: string;
   /** Phones and tablets only. */

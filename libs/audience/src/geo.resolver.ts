@@ -2,7 +2,10 @@ import { isIP } from 'node:net';
 import { open, type Reader, type Response } from 'maxmind';
 import { unmapIpv4 } from './client-address';
 
-/** The geographic dimensions of spec part 2.5; unknown values are empty strings. */
+/**
+ * The geographic dimensions of reporting part 2.5 (docs/specification-notes.md#reporting-part-2-5); unknown
+ * values are empty strings.
+ */
 export interface GeoDimensions {
   /** ISO 3166-1 alpha-2, upper case. */
   readonly country: string;

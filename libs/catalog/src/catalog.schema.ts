@@ -56,7 +56,10 @@ export class UserRecord {
   @Matches(ID_PATTERN)
   accountId!: string;
 
-  /** The private token of part 5: a secret, compared in constant time and never logged. */
+  /**
+   * The private token of reporting part 5 (docs/specification-notes.md#reporting-part-5): a secret, compared
+   * in constant time and never logged.
+   */
   @IsString()
   @MinLength(8)
   @MaxLength(200)
@@ -251,14 +254,17 @@ export class DspRecord extends Entity {
   @IsUrl(URL_OPTIONS)
   endpoint!: string;
 
-  /** The DSP's user sync endpoint (part 4.3); absent means the DSP does not sync. */
+  /**
+   * The DSP's user sync endpoint (bidding part 4.3, docs/specification-notes.md#bidding-part-4-3); absent
+   * means the DSP does not sync.
+   */
   @IsOptional()
   @IsUrl(URL_OPTIONS)
   syncUrl?: string;
 
   /**
-   * The DSP's advertiser id assigned by the exchange: the path of its sync callback
-   * `/s/<dspAdvertiserId>` (part 4.4). The DSP's own id when absent.
+   * The DSP's advertiser id assigned by the exchange: the path of its sync callback `/s/<dspAdvertiserId>`
+   * (bidding part 4.4, docs/specification-notes.md#bidding-part-4-4). The DSP's own id when absent.
    */
   @IsOptional()
   @Matches(ID_PATTERN)
@@ -272,7 +278,10 @@ export class DspRecord extends Entity {
   @IsIn(['object', 'string'])
   nativeRequestForm?: 'object' | 'string';
 
-  /** The DSP bids only on users it has matched: others get no bid request (part 4.4, rule 4). */
+  /**
+   * The DSP bids only on users it has matched: others get no bid request (bidding part 4.4, rule 4:
+   * docs/specification-notes.md#bidding-part-4-4).
+   */
   @IsOptional()
   @IsBoolean()
   matchedUsersOnly?: boolean;

@@ -13,7 +13,10 @@ import type {
   UserRecord,
 } from './catalog.schema';
 
-/** Names and ids of the entities above a split value, for the attribute columns of part 2.4. */
+/**
+ * Names and ids of the entities above a split value, for the attribute columns of reporting part 2.4
+ * (docs/specification-notes.md#reporting-part-2-4).
+ */
 export type EntityAttributes = Partial<Record<string, string>>;
 
 const byId = <T extends { id: string }>(items: readonly T[]): ReadonlyMap<string, T> =>
@@ -35,7 +38,10 @@ export class Catalog {
   readonly strategies: ReadonlyMap<string, StrategyRecord>;
   readonly creatives: ReadonlyMap<string, CreativeRecord>;
   readonly dsps: ReadonlyMap<string, DspRecord>;
-  /** DSPs by the advertiser id of their sync callback (part 4.4). */
+  /**
+   * DSPs by the advertiser id of their sync callback (bidding part 4.4,
+   * docs/specification-notes.md#bidding-part-4-4).
+   */
   readonly dspsBySyncId: ReadonlyMap<string, DspRecord>;
   private readonly publishersByDomain: ReadonlyMap<string, PublisherRecord>;
 

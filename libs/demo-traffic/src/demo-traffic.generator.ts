@@ -28,8 +28,9 @@ function dayString(ms: number): string {
 }
 
 /**
- * Produces realistic delivery events for the catalog: opens spread over the day, reopens, clicks,
- * post-click and post-view conversions, every dimension of part 2.2 filled. Deterministic for a seed.
+ * Produces realistic delivery events for the catalog: opens spread over the day, reopens, clicks, post-click
+ * and post-view conversions, every dimension of reporting part 2.2 filled
+ * (docs/specification-notes.md#reporting-part-2-2). Deterministic for a seed.
  */
 export function* generateDemoTraffic(catalog: Catalog, options: DemoTrafficOptions): Generator<AdEvent> {
   const random = new Random(options.seed);

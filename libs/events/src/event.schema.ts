@@ -11,7 +11,7 @@ export type EventSchemaVersion = (typeof READABLE_SCHEMA_VERSIONS)[number];
 export const EVENT_TYPES = ['auction', 'bid', 'win', 'impression', 'click', 'conversion'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** One Kafka topic per event type (DESIGN.md, "Events"). */
+/** One Kafka topic per event type (docs/architecture.md#events). */
 export const TOPIC_BY_TYPE: Readonly<Record<EventType, string>> = {
   auction: 'adx.auction',
   bid: 'adx.bid',
@@ -24,8 +24,9 @@ export const EVENT_TOPICS: readonly string[] = Object.values(TOPIC_BY_TYPE);
 export const DEAD_LETTER_TOPIC = 'adx.dead-letter';
 
 /**
- * Every dimension of part 2.2 known when an event happens, denormalised at emission. Unknown
- * values are empty strings, never absent, so that every store sees one shape.
+ * Every dimension of reporting part 2.2 (docs/specification-notes.md#reporting-part-2-2) known when an event
+ * happens, denormalised at emission. Unknown values are empty strings, never absent, so that every store sees
+ * one shape.
  */
 export const DIMENSION_FIELDS = [
   'publisher_id',

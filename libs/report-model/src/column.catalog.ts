@@ -73,7 +73,7 @@ const BOTH: readonly ReportType[] = ['publisher', 'advertiser'];
 const PUB: readonly ReportType[] = ['publisher'];
 const ADV: readonly ReportType[] = ['advertiser'];
 
-/** Part 2.3 of the reporting specification. */
+/** Part 2.3 of the reporting specification (docs/specification-notes.md#reporting-part-2-3). */
 export const METRICS: readonly MetricDefinition[] = [
   metric('impressions', BOTH, true, 'integer', impressions),
   metric('unique_impressions', BOTH, true, 'integer', (m) => m.unique_impressions),
@@ -95,7 +95,10 @@ export const METRICS: readonly MetricDefinition[] = [
 
 export interface AttributeDefinition {
   readonly name: string;
-  /** Splits for which the attribute has a value; for any other split it is null (part 2.4). */
+  /**
+   * Splits for which the attribute has a value; for any other split it is null
+   * (docs/specification-notes.md#reporting-part-2-4).
+   */
   readonly meaningfulFor: readonly string[];
 }
 
@@ -105,7 +108,7 @@ const ADVERTISER_SPLITS = ['advertiser_id', 'insertion_order_id', 'campaign_id',
 const IO_SPLITS = ['insertion_order_id', 'campaign_id', 'strategy_id'];
 const CAMPAIGN_SPLITS = ['campaign_id', 'strategy_id'];
 
-/** Part 2.4 of the reporting specification. */
+/** Part 2.4 of the reporting specification (docs/specification-notes.md#reporting-part-2-4). */
 export const ATTRIBUTES: readonly AttributeDefinition[] = [
   { name: 'publisher_id', meaningfulFor: PUBLISHER_SPLITS },
   { name: 'publisher_name', meaningfulFor: PUBLISHER_SPLITS },

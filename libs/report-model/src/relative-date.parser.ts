@@ -1,8 +1,8 @@
 /**
- * Date expressions of the reporting API (part 4.1): `YYYY-MM-DD`, the spec's own
- * `[first/last] day of [this/last/previous/next] [week/isoweek/quarter/year]`, and the relative
- * forms of PHP's `strtotime` that analysts use, evaluated as PHP's timelib does (checked against
- * real PHP in test/contract/relative-date.oracle.test.ts). All arithmetic is in UTC, in exact
+ * Date expressions of the reporting API (reporting part 4.1, docs/specification-notes.md#reporting-part-4-1):
+ * `YYYY-MM-DD`, the spec's own `[first/last] day of [this/last/previous/next] [week/isoweek/quarter/year]`,
+ * and the relative forms of PHP's `strtotime` that analysts use, evaluated as PHP's timelib does (checked
+ * against real PHP in test/contract/relative-date.oracle.test.ts). All arithmetic is in UTC, in exact
  * integers: a result is either the day PHP would name or refused, never a rounded or invalid day.
  */
 

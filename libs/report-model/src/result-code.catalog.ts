@@ -1,4 +1,4 @@
-/** Result codes of part 7 of the reporting specification. */
+/** Result codes of part 7 of the reporting specification (docs/specification-notes.md#reporting-part-7). */
 export enum ReportCode {
   AuthenticationFailed = 10,
   AccountDisabled = 11,

@@ -1,12 +1,15 @@
 import type { Exactness, ReportType } from './report-type';
 
 /**
- * How a split's values sort by default (part 4.3): ids, age, zip, dates and times sort ascending,
- * other numeric values descending, everything else ascending.
+ * How a split's values sort by default (reporting part 4.3, docs/specification-notes.md#reporting-part-4-3):
+ * ids, age, zip, dates and times sort ascending, other numeric values descending, everything else ascending.
  */
 export type SortKind = 'id' | 'text' | 'date' | 'time' | 'numeric';
 
-/** The JSON type of a split value in a response (part 2.5). */
+/**
+ * The JSON type of a split value in a response (reporting part 2.5,
+ * docs/specification-notes.md#reporting-part-2-5).
+ */
 export type ValueKind = 'string' | 'integer';
 
 export interface SplitDefinition {
@@ -39,7 +42,7 @@ function split(
   };
 }
 
-/** Part 2.2 of the reporting specification, in its order. */
+/** Part 2.2 of the reporting specification, in its order (docs/specification-notes.md#reporting-part-2-2). */
 export const SPLITS: readonly SplitDefinition[] = [
   split('publisher_id', 'exact', 'id'),
   split('publisher_domain', 'exact', 'text', { variant: 'inexact' }),

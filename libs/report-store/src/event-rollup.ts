@@ -1,7 +1,7 @@
 import { DIMENSION_FIELDS, fnv1a32, type AdEvent, type DimensionField } from '@app/events';
 import { emptyMeasures, type Measures } from '@app/report-model';
 
-/** The catalog dimensions of the exact daily cube, in key order (DESIGN.md, "Report store"). */
+/** The catalog dimensions of the exact daily cube, in key order (docs/exactness.md#the-exact-tier). */
 export const EXACT_KEY_FIELDS = [
   'publisher_id',
   'publisher_domain',
@@ -18,8 +18,9 @@ export const EXACT_KEY_FIELDS = [
 ] as const;
 
 /**
- * Every dimension of an event, kept by the inexact tier so that any filter of part 4.2 still
- * applies there: the cube's keys first, then the others in the event schema's order.
+ * Every dimension of an event, kept by the inexact tier so that any filter of reporting part 4.2
+ * (docs/specification-notes.md#reporting-part-4-2) still applies there: the cube's keys first, then the
+ * others in the event schema's order.
  */
 export const INEXACT_FIELDS: readonly DimensionField[] = [
   ...EXACT_KEY_FIELDS,

@@ -1,10 +1,11 @@
 import { ReportCode } from '@app/report-model';
 
 /**
- * The result codes as the README's table ("Result codes and HTTP statuses") and the
- * specification's part 7 give them, written out by hand: the HTTP status of each, and the words its
- * message starts with (the specification's "Meaning"). Tests compare the service with this table,
- * never with the code that builds the answers and the OpenAPI document from the catalogue.
+ * The result codes as docs/reporting-api.md's table ("Result codes and HTTP statuses") and the reporting
+ * specification's part 7 (docs/specification-notes.md#reporting-part-7) give them, written out by hand: the
+ * HTTP status of each, and the words its message starts with (the specification's "Meaning"). Tests compare
+ * the service with this table, never with the code that builds the answers and the OpenAPI document from the
+ * catalogue.
  */
 export const RESULT_CODE_TABLE: Readonly<Record<ReportCode, { status: number; meaning: string }>> = {
   [ReportCode.AuthenticationFailed]: { status: 401, meaning: 'Authentication failed' },

@@ -5,7 +5,10 @@ import { ReportingException } from '../reporting.exception';
 import { REPORTING_CONFIG } from '../reporting.tokens';
 import type { ReportingConfig } from '../reporting.config';
 
-/** Part 8: requests a second per user, counted in a one-second window shared by all instances. */
+/**
+ * Reporting part 8 (docs/specification-notes.md#reporting-part-8): requests a second per user, counted in a
+ * one-second window shared by all instances.
+ */
 @Injectable()
 export class RateLimiterService {
   constructor(

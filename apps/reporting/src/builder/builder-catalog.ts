@@ -19,15 +19,21 @@ import { describeField } from '../openapi/field-descriptions';
 import { httpStatusOf } from '../reporting-exception.filter';
 import { REPORT_CODE_ADVICE } from './result-code.advice';
 
-/** The operators of part 4.2 and the directions of part 4.3. */
+/**
+ * The operators of reporting part 4.2 and the directions of part 4.3
+ * (docs/specification-notes.md#reporting-part-4-2, docs/specification-notes.md#reporting-part-4-3).
+ */
 export const FILTER_OPERATORS: readonly FilterOperator[] = ['equals', 'not equals'];
 export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
-/** Part 4.4. */
+/** Reporting part 4.4 (docs/specification-notes.md#reporting-part-4-4). */
 export const COLUMN_NAMES_OPTIONS = ['top', 'off'] as const;
 export const COLUMN_TOTALS_OPTIONS = ['top', 'bottom', 'off'] as const;
 export const API_VARIANTS: readonly ApiVariant[] = ['full', 'advertiser_only'];
 
-/** The response formats of part 4.1, by the `Accept` value that selects them. */
+/**
+ * The response formats of reporting part 4.1 (docs/specification-notes.md#reporting-part-4-1), by the
+ * `Accept` value that selects them.
+ */
 export const RESPONSE_FORMATS = [
   {
     id: 'xlsx',
@@ -40,9 +46,10 @@ export const RESPONSE_FORMATS = [
 ] as const;
 
 /**
- * Quick date ranges in the forms part 4.1 allows (relative expressions of a general-purpose
- * date parser and the `[first|last] day of [this|last|previous|next] [week|isoweek|quarter|year]`
- * form). Only those the service's own parser understands are offered.
+ * Quick date ranges in the forms reporting part 4.1 allows (docs/specification-notes.md#reporting-part-4-1)
+ * (relative expressions of a general-purpose date parser and the `[first|last] day of
+ * [this|last|previous|next] [week|isoweek|quarter|year]` form). Only those the service's own parser
+ * understands are offered.
  */
 const DATE_RANGE_PRESETS: readonly { label: string; start: string; end: string }[] = [
   { label: 'Yesterday', start: 'yesterday', end: 'yesterday' },
@@ -153,8 +160,8 @@ export function resultCodes(): BuilderResultCode[] {
 }
 
 /**
- * What the report builder page needs to draw its form, derived from the catalogues of part 2, 4
- * and 7, with the service's clock for signing.
+ * What the report builder page needs to draw its form, derived from the catalogues of reporting parts 2, 4
+ * and 7 (docs/specification-notes.md#reporting-service-specification), with the service's clock for signing.
  */
 export function builderCatalog(options: {
   now: Date;

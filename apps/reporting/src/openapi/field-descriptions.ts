@@ -5,7 +5,7 @@
  * listed, just without a sentence.
  */
 export const FIELD_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  // Metrics, part 2.3.
+  // Metrics, reporting part 2.3 (docs/specification-notes.md#reporting-part-2-3).
   impressions: 'Total ad impressions and views: unique impressions plus reopens (shares included).',
   unique_impressions: 'Ad views for the first time; excludes reopens and shares.',
   reopens: 'Later ad views after the email was first opened; includes shares and forwards.',
@@ -22,7 +22,7 @@ export const FIELD_DESCRIPTIONS: Readonly<Record<string, string>> = {
   gross_cpm: 'Gross cost per thousand impressions, in USD.',
   gross_cpc: 'Gross cost per click, in USD.',
   gross_cpa: 'Gross cost per acquisition, in USD.',
-  // Dimension values, part 2.5.
+  // Dimension values, reporting part 2.5 (docs/specification-notes.md#reporting-part-2-5).
   publisher_id: 'Publisher identifier.',
   publisher_name: 'Publisher name.',
   publisher_domain: 'Publisher primary domain.',

@@ -41,7 +41,7 @@ const XLSX = RESPONSE_FORMATS.find((f) => f.id === 'xlsx')!.accept;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
-/** Codes of the full API the reference lists but this service never emits (README). */
+/** Codes of the full API the reference lists but this service never emits (docs/reporting-api.md). */
 const NEVER_EMITTED = '102-109, 1002, 1003, 1004, 1006';
 
 function typesText(types: readonly string[]): string {
@@ -190,7 +190,10 @@ function attributeSchema(): Record<string, unknown> {
   };
 }
 
-/** Every field a record may hold, typed as part 2.3 and 2.5 say. */
+/**
+ * Every field a record may hold, typed as reporting parts 2.3 and 2.5 say
+ * (docs/specification-notes.md#reporting-part-2-5).
+ */
 function recordSchema(): Record<string, unknown> {
   const properties: Record<string, Record<string, unknown>> = {};
   for (const a of ATTRIBUTES) {

@@ -21,7 +21,7 @@ function signed(id: string, token: string, body: ExampleObject): ExampleObject {
   return { id, seed: EXAMPLE_SEED, hash, ...body };
 }
 
-/** The demo publisher's report by day, as in the README (demo credentials). */
+/** The demo publisher's report by day, as in the README (its demo users). */
 export const PUBLISHER_REQUEST: ExampleObject = signed('demo-pub', 'demo-pub-token', {
   type: 'publisher',
   startDate: '-7 days',
@@ -58,7 +58,10 @@ function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** Part 4.1's XML form: arrays as repeated elements of the same name, objects as nested elements. */
+/**
+ * Reporting part 4.1's XML form (docs/specification-notes.md#reporting-part-4-1): arrays as repeated elements
+ * of the same name, objects as nested elements.
+ */
 function xmlElements(name: string, value: ExampleValue, indent: string): string[] {
   if (Array.isArray(value)) {
     return (value as readonly ExampleValue[]).flatMap((item) => xmlElements(name, item, indent));
@@ -75,7 +78,10 @@ export function requestXml(body: ExampleObject): string {
   return ['<?xml version="1.0" encoding="UTF-8"?>', ...xmlElements('data', body, '')].join('\n');
 }
 
-/** A report as XML: root `root`, the fields of every record one after another (part 4.5). */
+/**
+ * A report as XML: root `root`, the fields of every record one after another
+ * (docs/specification-notes.md#reporting-part-4-5).
+ */
 export function reportXml(records: readonly ExampleObject[]): string {
   const fields = records.flatMap((record) =>
     Object.entries(record).flatMap(([key, value]) => xmlElements(key, value, '  ')),

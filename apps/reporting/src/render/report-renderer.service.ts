@@ -17,7 +17,10 @@ export interface RenderedBody {
   readonly body: string | Readable;
 }
 
-/** Part 4.4: names and totals are on for spreadsheets and HTML, off otherwise, unless asked. */
+/**
+ * Reporting part 4.4 (docs/specification-notes.md#reporting-part-4-4): names and totals are on for
+ * spreadsheets and HTML, off otherwise, unless asked.
+ */
 export function layoutFor(
   format: ResponseFormat,
   columnNames: ColumnNamesOption | undefined,

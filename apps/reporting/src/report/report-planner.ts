@@ -214,7 +214,10 @@ function sortRules(dto: ReportRequestDto, split: string | undefined, kept: reado
   return rules;
 }
 
-/** Part 4.3: descending for numeric values, ascending for ids, age, zip, dates, times and text. */
+/**
+ * Reporting part 4.3 (docs/specification-notes.md#reporting-part-4-3): descending for numeric values,
+ * ascending for ids, age, zip, dates, times and text.
+ */
 export function defaultDirection(key: string): SortDirection {
   const split = findSplit(key);
   if (split) {

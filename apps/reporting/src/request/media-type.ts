@@ -75,9 +75,10 @@ export function sniffRequestFormat(body: string): RequestFormat | undefined {
 }
 
 /**
- * The response format (part 4.5): the client's most preferred of our types in Accept, by q-value
- * and specificity (RFC 9110, 12.5.1, through Negotiator), else the request's format. An absent or
- * empty Accept, one that names none of our types, and a bare wildcard keep the request's format.
+ * The response format (reporting part 4.5, docs/specification-notes.md#reporting-part-4-5): the client's most
+ * preferred of our types in Accept, by q-value and specificity (RFC 9110, 12.5.1, through Negotiator), else
+ * the request's format. An absent or empty Accept, one that names none of our types, and a bare wildcard keep
+ * the request's format.
  */
 export function negotiateResponseFormat(accept: string | undefined, fallback: RequestFormat): ResponseFormat {
   if (!accept?.trim()) {

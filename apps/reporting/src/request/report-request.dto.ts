@@ -105,7 +105,10 @@ export class FormatDto {
   columnTotals?: 'top' | 'bottom' | 'off';
 }
 
-/** The request body of part 4.1, after authentication. */
+/**
+ * The request body of reporting part 4.1 (docs/specification-notes.md#reporting-part-4-1), after
+ * authentication.
+ */
 export class ReportRequestDto {
   /** Checked by authentication before validation. */
   @Allow()

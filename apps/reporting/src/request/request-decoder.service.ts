@@ -9,7 +9,10 @@ export interface DecodedRequest {
   readonly body: Record<string, unknown>;
 }
 
-/** Elements that are arrays in the request model: in XML they repeat (part 4.1). */
+/**
+ * Elements that are arrays in the request model: in XML they repeat
+ * (docs/specification-notes.md#reporting-part-4-1).
+ */
 const XML_ARRAYS = new Set(['data.splits', 'data.columns', 'data.filters', 'data.filters.values']);
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_DEPTH = 8;
