@@ -1,7 +1,7 @@
 import { IsInt, IsString, Max, Min, MinLength } from 'class-validator';
 import { StoreSettings } from '@app/config';
 
-/** The ingest app's configuration, read from the environment (see the README). */
+/** The ingest app's configuration, read from the environment (docs/operations.md#configuration). */
 export class IngestConfig extends StoreSettings {
   @IsString()
   @MinLength(1)
@@ -21,6 +21,27 @@ export class IngestConfig extends StoreSettings {
   @Min(0)
   @Max(3_600_000)
   SEAL_INTERVAL_MS = 1_000;
+
+  /** The longest pause between two tries of a block of events the report store refused. */
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  INGEST_RETRY_MAX_MS = 5_000;
+
+  /** `/health` is down when events wait and none has been stored for this long. */
+  @IsInt()
+  @Min(1_000)
+  @Max(3_600_000)
+  INGEST_STALL_MS = 60_000;
+
+  /**
+   * The process exits (status 1, for its supervisor to restart it) when events wait and no batch
+   * has even been tried for this long: its consumer stopped while it lives. 0 never.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(86_400_000)
+  INGEST_WEDGED_EXIT_MS = 300_000;
 
   /** How often raw events (and deduplication ids) past RAW_RETENTION_MONTHS are dropped; 0 never. */
   @IsInt()

@@ -89,7 +89,7 @@ export async function startEmbeddedSystem(
       await auction.get(EventPublisher).flush();
       await auction.get(TrackerDispatcher).settled();
       await bus.drain();
-      // Closed days are final once sealed (README, "Exact and inexact data").
+      // Closed days are final once sealed (docs/exactness.md#clickhouse-and-sealing).
       await ingest.get(StoreMaintenanceService).sealNow();
     },
     async close() {

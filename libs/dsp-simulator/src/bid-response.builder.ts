@@ -177,8 +177,9 @@ export function bidResponse(requestId: string, seat: string, bids: OpenRtbBid[])
 }
 
 /**
- * An anchor wrapping the creative, then an impression pixel: the "extended" structure of the
- * specification (2.12). Macros are left for the exchange, which substitutes them wherever found.
+ * An anchor wrapping the creative, then an impression pixel: the "extended" structure of the bidding
+ * specification (2.12, docs/specification-notes.md#bidding-part-2-12). Macros are left for the exchange,
+ * which substitutes them wherever found.
  */
 export function bannerMarkup(baseUrl: string, crid: string, size: BannerSize): string {
   const creative = `crid=${encodeURIComponent(crid)}`;

@@ -91,7 +91,10 @@ export interface TrackerHit {
   readonly query: Record<string, string>;
 }
 
-/** A request to the user sync endpoint (spec 4.3), answered or refused. */
+/**
+ * A request to the user sync endpoint (bidding spec 4.3, docs/specification-notes.md#bidding-part-4-3),
+ * answered or refused.
+ */
 export interface ReceivedSync {
   readonly exchangeUuid: string;
   readonly bidderId: string;
@@ -217,7 +220,10 @@ export class DspSimulator {
     return `${this.address}${BID_PATH}`;
   }
 
-  /** The user sync endpoint the exchange's sync pixel points browsers at (spec 4.3). */
+  /**
+   * The user sync endpoint the exchange's sync pixel points browsers at
+   * (docs/specification-notes.md#bidding-part-4-3).
+   */
   get syncUrl(): string {
     return `${this.address}${SYNC_PATH}`;
   }
@@ -499,8 +505,9 @@ export class DspSimulator {
   }
 
   /**
-   * The user sync endpoint (spec 4.3): sets the browser's `dsp_uid` cookie, kept when it holds an id
-   * this simulator issued, and redirects to the exchange's callback with the user id (spec 4.4).
+   * The user sync endpoint (bidding spec 4.3, docs/specification-notes.md#bidding-part-4-3): sets the
+   * browser's `dsp_uid` cookie, kept when it holds an id this simulator issued, and redirects to the
+   * exchange's callback with the user id (bidding spec 4.4, docs/specification-notes.md#bidding-part-4-4).
    */
   private answerSync(req: IncomingMessage, res: ServerResponse, query: string): void {
     const sync = readSyncQuery(query);

@@ -18,8 +18,9 @@ const HUGE_BODY_FILLERS = 80;
 const CLOSE_BID = Buffer.from('"}]}],"cur":"USD"}');
 
 /**
- * Scripts the exchange must strip before looking for the anchor (2.12): the first writes a decoy
- * anchor that a naive extraction would pick up instead of the real one.
+ * Scripts the exchange must strip before looking for the anchor (bidding spec 2.12,
+ * docs/specification-notes.md#bidding-part-2-12): the first writes a decoy anchor that a naive extraction
+ * would pick up instead of the real one.
  */
 const HOSTILE_SCRIPTS =
   `<script>document.write('<a href="https://malicious.example/"><img src="https://malicious.example/decoy.png"></a>')</script>` +

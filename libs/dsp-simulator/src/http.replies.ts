@@ -1,6 +1,9 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
-/** Echoed on every answer of the bid endpoint, as the specification recommends (part 1). */
+/**
+ * Echoed on every answer of the bid endpoint, as the bidding specification recommends
+ * (docs/specification-notes.md#bidding-part-1).
+ */
 export const OPENRTB_VERSION_HEADER = { 'x-openrtb-version': '2.5' } as const;
 
 export function reply(

@@ -198,8 +198,9 @@ export function nativeMarkup(response: object, wrapper: boolean): string {
 }
 
 /**
- * The landing link with a click tracker, and two impression trackers; none carries the price macro,
- * which native impression trackers must not (spec 2.11). The exchange substitutes the other macros.
+ * The landing link with a click tracker, and two impression trackers; none carries the price macro, which
+ * native impression trackers must not (bidding spec 2.11, docs/specification-notes.md#bidding-part-2-11). The
+ * exchange substitutes the other macros.
  */
 function trackers(baseUrl: string, crid: string): { link: NativeLink; imptrackers: string[] } {
   const creative = `crid=${encodeURIComponent(crid)}`;

@@ -43,7 +43,10 @@ export class UidIssuer {
   }
 }
 
-/** The query of a sync request (spec 4.3), validated; a reason when it is unusable. */
+/**
+ * The query of a sync request (bidding spec 4.3, docs/specification-notes.md#bidding-part-4-3), validated; a
+ * reason when it is unusable.
+ */
 export type SyncQuery =
   | {
       readonly ok: true;
@@ -110,9 +113,9 @@ export function cameOverHttps(req: IncomingMessage): boolean {
 }
 
 /**
- * The callback URL with `bidder_id`, `bidder_uuid` and, when set, `expiration` added to its query
- * (spec 4.4); its own query and fragment kept. Built from the parsed URL, so that the Location
- * header carries no character a header cannot.
+ * The callback URL with `bidder_id`, `bidder_uuid` and, when set, `expiration` added to its query (bidding
+ * spec 4.4, docs/specification-notes.md#bidding-part-4-4); its own query and fragment kept. Built from the
+ * parsed URL, so that the Location header carries no character a header cannot.
  */
 export function callbackLocation(
   callback: URL,

@@ -5,7 +5,9 @@ import { isObject, isStringArray, preview } from './untrusted-json';
 
 /** Why a DSP's answer holds no bid at all; the values go into events as they are. */
 export enum NoBidReason {
-  /** HTTP 204, the spec's (part 7) one way to say no bid. */
+  /**
+   * HTTP 204, the bidding spec's one way to say no bid (part 7, docs/specification-notes.md#bidding-part-7).
+   */
   NoContent = 'no_content',
   /** Any status outside 2xx. */
   HttpError = 'http_error',
@@ -36,7 +38,10 @@ export enum BidRejectionReason {
   MalformedSeatBid = 'malformed_seatbid',
   /** The response's `id` is not the request's: the answer belongs to another auction. */
   WrongRequestId = 'wrong_request_id',
-  /** The response's `cur` is not USD, the only bid currency (part 8). */
+  /**
+   * The response's `cur` is not USD, the only bid currency (bidding part 8,
+   * docs/specification-notes.md#bidding-part-8).
+   */
   Currency = 'unsupported_currency',
   MalformedBid = 'malformed_bid',
   /** No `id`, or one that is not a non-empty string. */
@@ -63,7 +68,10 @@ export enum BidRejectionReason {
   MissingAdomain = 'missing_adomain',
   BlockedAdvertiser = 'blocked_advertiser',
   BlockedCategory = 'blocked_category',
-  /** No `adm`: serving the ad through the win notice is unsupported (spec 4.1). */
+  /**
+   * No `adm`: serving the ad through the win notice is unsupported (bidding spec 4.1,
+   * docs/specification-notes.md#bidding-part-4-1).
+   */
   MissingMarkup = 'missing_markup',
   /** The markup cannot be served; `markup` says why. */
   InvalidMarkup = 'invalid_markup',

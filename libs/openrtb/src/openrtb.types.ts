@@ -1,9 +1,10 @@
 import type { NativeRequest } from './native/native.types';
 
 /**
- * The subset of OpenRTB 2.5 the exchange sends to DSPs and accepts back (spec part 2). Optional
- * here means optional in OpenRTB 2.5; fields the spec calls "recommended" are optional too.
- * Money is a CPM in USD as a float on the wire; the exchange converts it to micro-USD (price.ts).
+ * The subset of OpenRTB 2.5 the exchange sends to DSPs and accepts back (bidding spec part 2,
+ * docs/specification-notes.md#bidding-part-2). Optional here means optional in OpenRTB 2.5; fields the spec
+ * calls "recommended" are optional too. Money is a CPM in USD as a float on the wire; the exchange converts
+ * it to micro-USD (price.ts).
  */
 
 export interface BidRequest {
@@ -51,9 +52,9 @@ export interface Banner {
 }
 
 /**
- * OpenRTB 2.5 makes `request` a JSON-encoded string, as every public fixture and the schema do;
- * the specification puts the object itself there. The exchange sends the object unless the DSP's
- * catalog entry asks for the string (see the README).
+ * OpenRTB 2.5 makes `request` a JSON-encoded string, as every public fixture and the schema do; the
+ * specification puts the object itself there. The exchange sends the object unless the DSP's catalog entry
+ * asks for the string (docs/exchange.md#native-11).
  */
 export interface NativeImp {
   request: string | NativeRequest;
@@ -67,7 +68,10 @@ export interface Site {
   domain?: string;
   name?: string;
   cat?: string[];
-  /** Custom URL representing the domain and category (spec 2.4). */
+  /**
+   * Custom URL representing the domain and category (bidding spec 2.4,
+   * docs/specification-notes.md#bidding-part-2-4).
+   */
   page?: string;
   publisher?: Publisher;
 }

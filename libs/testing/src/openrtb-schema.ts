@@ -37,8 +37,8 @@ export function validateBidRequestAgainstSchema(request: unknown): string[] {
 }
 
 /**
- * The same for a bid response. Its gaps (README of the fixtures): list fields are not checked to
- * be arrays, `price` 0 passes, and `format: uri` refuses URLs that still hold `${...}` macros.
+ * The same for a bid response. Its gaps (test/fixtures/openrtb/SOURCES.md): list fields are not checked to be
+ * arrays, `price` 0 passes, and `format: uri` refuses URLs that still hold `${...}` macros.
  */
 export function validateBidResponseAgainstSchema(response: unknown): string[] {
   return errorsOf(validatorOf('openrtb-2.5-bid-response.schema.json'), response);

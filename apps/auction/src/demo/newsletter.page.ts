@@ -7,7 +7,10 @@ import type { Catalog } from '@app/catalog';
  */
 export const DEMO_SLOTS = ['slot-1-1-1', 'slot-1-1-2', 'slot-1-1-3', 'slot-1-2-1'] as const;
 
-/** The ad tag a publisher pastes into a newsletter for one slot (see the README). */
+/**
+ * The ad tag a publisher pastes into a newsletter for one slot
+ * (docs/exchange.md#the-ad-tag-a-publisher-pastes).
+ */
 export function adTag(baseUrl: string, slotId: string, size: string, query: URLSearchParams): string {
   const [w, h] = size.split('x');
   const q = query.toString();

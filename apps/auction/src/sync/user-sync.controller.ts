@@ -8,8 +8,9 @@ import { PublicOrigin } from '../public-origin.service';
 import { UserSyncService } from './user-sync.service';
 
 /**
- * The sync pixel (`/sync`, part 4.3) and the DSPs' callback (`/s/:dspAdvertiserId`, part 4.4).
- * Each answer is an image: a redirect along the chain of DSPs to sync, or the transparent pixel.
+ * The sync pixel (`/sync`, bidding part 4.3: docs/specification-notes.md#bidding-part-4-3) and the DSPs'
+ * callback (`/s/:dspAdvertiserId`, bidding part 4.4: docs/specification-notes.md#bidding-part-4-4). Each
+ * answer is an image: a redirect along the chain of DSPs to sync, or the transparent pixel.
  */
 @Controller()
 export class UserSyncController {

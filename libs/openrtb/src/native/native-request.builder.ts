@@ -1,9 +1,15 @@
 import { NativeDataType, NativeImageType, type NativeRequest } from './native.types';
 
-/** Native markup version of the requests, also `imp.native.ver` (spec 2.9). */
+/**
+ * Native markup version of the requests, also `imp.native.ver` (bidding spec 2.9,
+ * docs/specification-notes.md#bidding-part-2-9).
+ */
 export const NATIVE_VERSION = '1.1';
 
-/** Title length asked of DSPs: spec part 8's current value. */
+/**
+ * Title length asked of DSPs: bidding spec part 8's current value
+ * (docs/specification-notes.md#bidding-part-8).
+ */
 export const NATIVE_TITLE_LEN = 140;
 export const NATIVE_DESCRIPTION_LEN = 200;
 export const NATIVE_SPONSORED_LEN = 25;
@@ -17,7 +23,10 @@ export const MAIN_IMAGE_MIN_FRACTION = 0.5;
 
 export const NATIVE_IMAGE_MIMES: readonly string[] = ['image/png', 'image/jpeg', 'image/gif'];
 
-/** The asset ids of the exchange's native request: a counter, in this order (spec 2.9). */
+/**
+ * The asset ids of the exchange's native request: a counter, in this order
+ * (docs/specification-notes.md#bidding-part-2-9).
+ */
 export const NATIVE_ASSET_IDS = {
   title: 1,
   mainImage: 2,
@@ -27,14 +36,15 @@ export const NATIVE_ASSET_IDS = {
 } as const;
 
 /**
- * The email native request of spec 2.9 for a slot: context 1 (content), placement type 1 (in the
- * feed), and five assets with ids 1 to 5: a title, a main image (type 3), a description (data
- * type 2), the sponsor's name (data type 1), and our static ad image (type 505, the slot's size).
+ * The email native request of bidding spec 2.9 (docs/specification-notes.md#bidding-part-2-9) for a slot:
+ * context 1 (content), placement type 1 (in the feed), and five assets with ids 1 to 5: a title, a main image
+ * (type 3), a description (data type 2), the sponsor's name (data type 1), and our static ad image (type 505,
+ * the slot's size).
  *
- * Which assets are required. A DSP may answer in either of the two forms of spec 2.11, and no
- * single asset is needed by both, so none is marked `required: 1` (a required title would forbid
- * the static form, a required 505 image the real one). The rule is enforced by
- * `validateNativeMarkup` instead:
+ * Which assets are required. A DSP may answer in either of the two forms of bidding spec 2.11
+ * (docs/specification-notes.md#bidding-part-2-11), and no single asset is needed by both, so none is marked
+ * `required: 1` (a required title would forbid the static form, a required 505 image the real one). The rule
+ * is enforced by `validateNativeMarkup` instead:
  *
  *   A response is either static — a 505 image, and nothing else is needed — or real — a title and
  *   a main image at least (the description and the sponsor are optional).
@@ -86,9 +96,9 @@ export interface NativeImpPayload<R extends NativeRequest | string> {
 }
 
 /**
- * `imp.native` for a native request. The spec (2.2) puts the request object in directly;
- * OpenRTB 2.5 (3.2.9), its public schema and most bidders want it JSON-encoded in a string. Each
- * DSP's catalog entry chooses; the string is the standard form.
+ * `imp.native` for a native request. The bidding spec (2.2, docs/specification-notes.md#bidding-part-2-2)
+ * puts the request object in directly; OpenRTB 2.5 (3.2.9), its public schema and most bidders want it
+ * JSON-encoded in a string. Each DSP's catalog entry chooses; the string is the standard form.
  */
 export function nativeImpPayload(request: NativeRequest, form: 'string'): NativeImpPayload<string>;
 export function nativeImpPayload(request: NativeRequest, form: 'object'): NativeImpPayload<NativeRequest>;

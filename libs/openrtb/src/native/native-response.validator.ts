@@ -20,7 +20,10 @@ import {
 /** Native markup larger than this is refused before parsing, as banner markup is. */
 export const MAX_NATIVE_MARKUP_BYTES = MAX_MARKUP_BYTES;
 
-/** Impression trackers of a native ad: spec part 8, "up to 5". More refuse the ad. */
+/**
+ * Impression trackers of a native ad: bidding spec part 8 (docs/specification-notes.md#bidding-part-8), "up
+ * to 5". More refuse the ad.
+ */
 export const MAX_NATIVE_IMP_TRACKERS = 5;
 
 /**
@@ -32,7 +35,10 @@ export const MAX_NATIVE_CLICK_TRACKERS = 5;
 /** No image side may be declared larger than this: the renderer would have to decode it. */
 export const MAX_NATIVE_IMAGE_SIDE = 4096;
 
-/** The win price macro, which spec 2.11 forbids in impression trackers (case-sensitive, as in part 6). */
+/**
+ * The win price macro, which bidding spec 2.11 forbids in impression trackers (case-sensitive, as in part 6):
+ * docs/specification-notes.md#bidding-part-2-11, docs/specification-notes.md#bidding-part-6.
+ */
 const PRICE_MACRO = '${AUCTION_PRICE}';
 
 /**
@@ -49,13 +55,19 @@ export enum NativeRejection {
   TooLarge = 'too_large',
   /** Not JSON, not an object, or a field of the wrong JSON type; an asset with none or two of title, img, data. */
   MalformedNative = 'malformed_native',
-  /** No `link`, or no `link.url`: spec 2.11 requires both. */
+  /**
+   * No `link`, or no `link.url`: bidding spec 2.11 requires both
+   * (docs/specification-notes.md#bidding-part-2-11).
+   */
   MissingLink = 'missing_link',
   /** A video asset: an email plays none, and the exchange never asks for one. */
   UnsupportedAsset = 'unsupported_asset',
   /** An asset id used twice in the response. */
   DuplicateAsset = 'duplicate_asset',
-  /** An asset id that is not in the request (spec 2.11: "must match an asset id in the request"). */
+  /**
+   * An asset id that is not in the request (bidding spec 2.11, docs/specification-notes.md#bidding-part-2-11:
+   * "must match an asset id in the request").
+   */
   UnknownAsset = 'unknown_asset',
   /** A title answering an image asset, say, or an image of another type than requested. */
   AssetTypeMismatch = 'asset_type_mismatch',
@@ -81,7 +93,10 @@ export enum NativeRejection {
   IncompleteNative = 'incomplete_native',
   /** `link.url` is not http(s) once its macros are substituted. */
   InvalidLink = 'invalid_link',
-  /** An impression tracker holding `${AUCTION_PRICE}`, which spec 2.11 forbids. */
+  /**
+   * An impression tracker holding `${AUCTION_PRICE}`, which bidding spec 2.11 forbids
+   * (docs/specification-notes.md#bidding-part-2-11).
+   */
   PriceMacroInTracker = 'price_macro_in_tracker',
   /** Above MAX_NATIVE_IMP_TRACKERS impression or MAX_NATIVE_CLICK_TRACKERS click trackers. */
   TooManyTrackers = 'too_many_trackers',
@@ -314,11 +329,11 @@ function checkText(text: string, max: number | undefined, where: string, tooLong
 }
 
 /**
- * The image's declared size against the request, when the response declares one (spec 2.11 only
- * recommends it; the renderer checks the real file). `wmin`/`hmin` are minimums. A `w`/`h`
- * without them is an exact size (Native 1.1: "if only w is included, it should be considered an
- * exact requirement"), as for the 505 static ad: the image must have that aspect ratio and be at
- * least that large; a multiple of it (a 2x image for high-density screens) is scaled down.
+ * The image's declared size against the request, when the response declares one (bidding spec 2.11,
+ * docs/specification-notes.md#bidding-part-2-11, only recommends it; the renderer checks the real file).
+ * `wmin`/`hmin` are minimums. A `w`/`h` without them is an exact size (Native 1.1: "if only w is included, it
+ * should be considered an exact requirement"), as for the 505 static ad: the image must have that aspect
+ * ratio and be at least that large; a multiple of it (a 2x image for high-density screens) is scaled down.
  */
 function checkImageSize(asset: Asset, requested: NonNullable<NativeRequestAsset['img']>): void {
   const { w, h } = asset.img!;
@@ -489,12 +504,12 @@ function check(adm: unknown, request: NativeRequest, macros: MacroValues): Nativ
  * and nothing else is needed — or real — a title and a main image (type 3) at least; with a 505
  * image it is static, and its other assets are checked but not shown. Decisions:
  * - A video asset refuses the response: an email cannot play it and the request never asks for one.
- * - Above 5 impression trackers (spec part 8) refuses the response rather than dropping some: a
- *   native response lists its trackers explicitly, and dropping one the DSP counts on would make
- *   its numbers silently disagree with the exchange's. So does an invalid tracker. (Banner markup
+ * - Above 5 impression trackers (bidding spec part 8, docs/specification-notes.md#bidding-part-8) refuses the
+ *   response rather than dropping some: a native response lists its trackers explicitly, and dropping one
+ *   the DSP counts on would make its numbers silently disagree with the exchange's. So does an invalid tracker. (Banner markup
  *   is different: its "trackers" are guessed from images, so extractMarkup drops bad ones.)
- * - An impression tracker holding `${AUCTION_PRICE}` before substitution is refused (spec 2.11);
- *   click trackers and the link may hold it.
+ * - An impression tracker holding `${AUCTION_PRICE}` before substitution is refused (bidding spec 2.11,
+ *   docs/specification-notes.md#bidding-part-2-11); click trackers and the link may hold it.
  * - Titles and data values are counted in code points against the request's `len`.
  * - The response's `required` flags are read for their type only: the exchange shows all of a
  *   real ad's assets, and of a static one only its image.
