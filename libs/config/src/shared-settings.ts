@@ -65,8 +65,8 @@ export class BaseSettings {
   KAFKA_CONCURRENT_PARTITIONS = 2;
 
   /**
-   * Most bytes a consumer fetches for one partition, as stored (compressed): the bound of one
-   * batch. A gzip batch of 4 MiB holds about 100,000 events, which takes seconds to handle.
+   * Most bytes a consumer fetches for one partition, as stored (compressed): the bound of one batch. A gzip
+   * batch of 4 MiB takes seconds to handle (sizes and times in bench/journal/pipeline.md).
    */
   @IsInt()
   @Min(64 * 1024)
@@ -92,11 +92,10 @@ export class StoreSettings extends BaseSettings {
   DUCKDB_PATH = 'data/adx.duckdb';
 
   /**
-   * DuckDB's `memory_limit` (`64MB`, `1GB`, `512MiB`…), or `0` for DuckDB's own default (80 % of
-   * the machine's memory). Over it, a query's aggregate and sort spill to disk (`<DUCKDB_PATH>.tmp`,
-   * `.tmp` for `:memory:`): a million-row report then grows the server by under 100 MiB
-   * (BENCHMARKS.md) at the price of disk I/O. The ingest's event ids have no in-memory index, so the
-   * limit bounds the ingest too.
+   * DuckDB's `memory_limit` (`64MB`, `1GB`, `512MiB`…), or `0` for DuckDB's own default (80 % of the
+   * machine's memory). Over it, a query's aggregate and sort spill to disk (`<DUCKDB_PATH>.tmp`, `.tmp` for
+   * `:memory:`): a million-row report then keeps the server within its memory goal (BENCHMARKS.md) at the
+   * price of disk I/O. The ingest's event ids have no in-memory index, so the limit bounds the ingest too.
    */
   @Matches(/^(0|([1-9]\d*(\.\d+)?|0\.\d+)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB))$/i, {
     message: "DUCKDB_MEMORY_LIMIT must be a size such as 1GB or 512MiB, or 0 for DuckDB's default",

@@ -2,13 +2,14 @@ import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
 import type { DeliveredMessage, OutgoingMessage } from './event-bus.port';
 
 /**
- * Kafka records that carry many messages. Per record, kafkajs spends 20-30 µs of CPU producing and
- * several more consuming (encoding, varints, 64-bit arithmetic, objects per record): more than the
- * whole budget of an event at 100,000 events a second on two cores. So the bus packs the messages
- * of one partition into frames: the value is the messages' values, one per line (NDJSON when they
- * are JSON, as ad events are), and a header holds their keys, one per line in the same order.
- * Every message of a frame is delivered with the frame's offset: a consumer stores a frame whole
- * or not at all (`frameEnd`), so an offset stored still means "everything up to here".
+ * Kafka records that carry many messages. kafkajs's CPU cost is per record, producing and consuming
+ * (encoding, varints, 64-bit arithmetic, objects per record), and one record per event cost more than the
+ * whole budget of an event at 100,000 events a second on two cores (measured in bench/journal/pipeline.md,
+ * "frames, streamed inserts"). So the bus packs the messages of one partition into frames: the value is the
+ * messages' values, one per line (NDJSON when they are JSON, as ad events are), and a header holds their
+ * keys, one per line in the same order. Every message of a frame is delivered with the frame's offset: a
+ * consumer stores a frame whole or not at all (`frameEnd`), so an offset stored still means "everything up to
+ * here".
  *
  * A message whose key or value holds a newline, or that has headers of its own, is sent as a
  * record of its own, and so is a frame of one message: such records read as before.

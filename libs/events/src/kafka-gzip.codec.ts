@@ -6,9 +6,10 @@ const gzipAsync = promisify(gzip);
 const unzipAsync = promisify(unzip);
 
 /**
- * zlib's fastest level. On our events (JSON lines framed 300 a record) it compresses 12x against
- * 20x at zlib's default level 6, in 2.4 µs of CPU an event against 5.7: the producer spent more time
- * in gzip than in anything else, and at level 1 it makes 100,000 events/s (BENCHMARKS.md).
+ * zlib's fastest level. On our events (JSON lines framed in records) it compresses less than zlib's default
+ * level 6 for well under half the CPU, and the producer spent more time in gzip than in anything else. The
+ * measurements are in bench/journal/pipeline.md ("four producers, fastest gzip"); the producer's rate against
+ * its goal in BENCHMARKS.md.
  */
 export const GZIP_LEVEL = 1;
 

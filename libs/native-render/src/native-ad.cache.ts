@@ -11,7 +11,7 @@ export type NativeRenderResult<Reason extends string = string> =
 export interface NativeAdCacheOptions {
   /** Default 5,000 PNGs. */
   readonly maxEntries?: number;
-  /** Default 128 MiB; a 300x250 photo ad is ~80 kB as PNG, a 728x90 ~40 kB. */
+  /** Default 128 MiB: over a thousand flattened ads (PNG sizes in bench/journal/exchange.md, "Native ads"). */
   readonly maxBytes?: number;
   /**
    * How long a failed render is remembered, so that a creative whose image is down is rejected at

@@ -44,10 +44,10 @@ export interface DuckDbStoreOptions {
   readonly sampleDenominator: number;
   readonly queryTimeoutMs: number;
   /**
-   * DuckDB's `memory_limit` (e.g. `'128MB'`), unset for DuckDB's default (80 % of the machine's
-   * memory). A report of a million rows aggregates and sorts a million groups: about 250 MiB of
-   * native memory without a limit; under one, DuckDB spills to `<path>.tmp` on disk, and a query
-   * that still does not fit fails (STORE_FAILED).
+   * DuckDB's `memory_limit` (e.g. `'128MB'`), unset for DuckDB's default (80 % of the machine's memory). A
+   * report of a million rows aggregates and sorts a million groups: hundreds of MiB of native memory without
+   * a limit (bench/journal/reports.md, "Streamed reports"); under one, DuckDB spills to `<path>.tmp` on disk,
+   * and a query that still does not fit fails (STORE_FAILED).
    */
   readonly memoryLimit?: string;
 }
