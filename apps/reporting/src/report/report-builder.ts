@@ -24,9 +24,10 @@ export interface Report {
    */
   readonly records: Iterable<ReportRecord> | AsyncIterable<ReportRecord>;
   /**
-   * The totals record. A streamed report knows it before its records only when it was computed up
-   * front (totals on top); otherwise it sums the records as they pass, and is complete once they
-   * are exhausted.
+   * The totals record: the sums of the rows the report is made of (never another read of the
+   * store), ratios recomputed from them. A streamed report knows it before its records only when
+   * every row was read first (totals on top); otherwise it sums the records as they pass, and is
+   * complete once they are exhausted.
    */
   readonly totals: ReportRecord;
   /** Which fields hold numbers, for typed spreadsheet cells. */
@@ -196,7 +197,7 @@ export function sumOf(rows: readonly StoreRow[]): Measures {
 export interface ReportSource {
   readonly first: IteratorResult<StoreRow, unknown>;
   readonly rest: AsyncIterator<StoreRow>;
-  /** The sums of every row, when known before the rows (totals on top). */
+  /** The sums of every row of `first` and `rest`, when known before the rows (totals on top). */
   readonly upfrontSums?: Measures;
   /**
    * How long the rows may wait for a consumer before the store stream is released (a response that
@@ -208,7 +209,8 @@ export interface ReportSource {
 /**
  * A report whose records are built from the store's rows as they are read: the store sorts (see
  * `storeOrder`), each row becomes a record on its way through, and the totals are summed in
- * passing (or were computed up front). Nothing but the current row is held.
+ * passing (or were summed up front from the same rows, held in a `RowBuffer`). Nothing but the
+ * current record is built at a time.
  */
 export class StreamedReport implements Report {
   readonly fields: readonly string[];

@@ -46,7 +46,6 @@ class FakeStore {
   constructor(
     private readonly rows: readonly StoreRow[],
     private readonly failure?: ReportStoreException,
-    private readonly totalsFailure?: ReportStoreException,
   ) {}
 
   stream(query: StoreStreamQuery): AsyncIterable<StoreRow> {
@@ -74,9 +73,6 @@ class FakeStore {
 
   query(query: StoreStreamQuery): Promise<StoreRow[]> {
     this.queried.push(query);
-    if (this.totalsFailure) {
-      return Promise.reject(this.totalsFailure);
-    }
     return Promise.resolve(this.rows.length ? [{ measures: sumOfRows(this.rows) }] : []);
   }
 }
@@ -155,19 +151,35 @@ describe('ReportService: a report ready to stream', () => {
     expect((error as ReportingException).code).toBe(code);
   });
 
-  it('totals on top: sums from one more aggregate without the split, known before the rows', async () => {
+  it('totals on top: the sums of the rows of the one read, known before the rows are sent', async () => {
     const store = new FakeStore(ROWS);
     const outcome = await serviceOn(store).run({ ...BODY, format: { columnTotals: 'top' } }, NOW);
-    expect(store.queried).toHaveLength(1);
-    expect(store.queried[0]).toMatchObject({ split: undefined, tier: 'exact', timeoutMs: 1234 });
-    expect(store.queried[0].filters).toEqual(store.streamed[0].filters);
-    expect(store.queried[0].scope).toEqual(store.streamed[0].scope);
+    // One read of the store, all of it before the answer: no second query to see another state.
+    expect(store.streamed).toHaveLength(1);
+    expect(store.queried).toHaveLength(0);
+    expect(store.pulled).toBe(ROWS.length);
+    expect(store.returned).toBe(true);
     expect(outcome.report.totals).toEqual({ day: TOTALS_LABEL, impressions: 35, clicks: 3 });
-    await recordsOf(outcome.report.records);
+    expect(await recordsOf(outcome.report.records)).toEqual([
+      { day: '2026-11-01', impressions: 10, clicks: 1 },
+      { day: '2026-11-02', impressions: 25, clicks: 2 },
+    ]);
     expect(outcome.report.totals).toEqual({ day: TOTALS_LABEL, impressions: 35, clicks: 3 });
   });
 
-  it('totals on top without a split or without rows need no second query', async () => {
+  it('totals on top are the rows the store gave, whatever a query without the split would say', async () => {
+    // The store changed between two reads: the old design took its totals from a second query.
+    const store = new FakeStore(ROWS);
+    store.query = () => Promise.resolve([{ measures: measures({ unique_impressions: 999, clicks: 99 }) }]);
+    const outcome = await serviceOn(store).run(
+      { ...BODY, columns: ['impressions', 'clicks', 'ctr'], format: { columnTotals: 'top' } },
+      NOW,
+    );
+    // ctr from the summed counts (3 / 35), not a sum or mean of the rows' ratios (10 % and 8 %).
+    expect(outcome.report.totals).toEqual({ day: TOTALS_LABEL, impressions: 35, clicks: 3, ctr: 8.5714 });
+  });
+
+  it('totals on top without a split or without rows', async () => {
     const noSplit = new FakeStore(ROWS);
     const outcome = await serviceOn(noSplit).run(
       { ...BODY, splits: [], format: { columnTotals: 'top' } },
@@ -177,12 +189,12 @@ describe('ReportService: a report ready to stream', () => {
     expect(outcome.report.totals).toEqual({ impressions: 35, clicks: 3 });
     const empty = new FakeStore([]);
     const none = await serviceOn(empty).run({ ...BODY, format: { columnTotals: 'top' } }, NOW);
-    expect(empty.queried).toHaveLength(0);
+    expect(none.code).toBe(ReportCode.NoData);
     expect(none.report.totals).toEqual({ day: TOTALS_LABEL, impressions: 0, clicks: 0 });
   });
 
-  it('a failing totals query maps to its code and releases the stream', async () => {
-    const store = new FakeStore(ROWS, undefined, new ReportStoreException(ReportStoreErrorCode.Timeout, 'x'));
+  it('totals on top: a store failure while the rows are read maps to its code', async () => {
+    const store = new FakeStore(ROWS, new ReportStoreException(ReportStoreErrorCode.Timeout, 'x'));
     const error = await serviceOn(store)
       .run({ ...BODY, format: { columnTotals: 'top' } }, NOW)
       .catch((e: unknown) => e);

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Catalog } from '@app/catalog';
-import { ReportCode, emptyMeasures, type Measures, type StoreQuery } from '@app/report-model';
+import { ReportCode, type StoreQuery } from '@app/report-model';
 import {
   REPORT_STORE,
   ReportStoreErrorCode,
@@ -13,8 +13,9 @@ import { ReportingException } from '../reporting.exception';
 import { CATALOG, REPORTING_CONFIG } from '../reporting.tokens';
 import type { ReportingConfig } from '../reporting.config';
 import { validateReportRequest } from '../request/request-validator';
-import { StreamedReport, storeOrder, sumOf, type Report } from './report-builder';
+import { StreamedReport, storeOrder, type Report, type ReportSource } from './report-builder';
 import { planReport, type ReportPlan } from './report-planner';
+import { RowBuffer } from './row-buffer';
 
 export interface ReportOutcome {
   readonly code: ReportCode;
@@ -53,7 +54,7 @@ const ABANDON_AFTER_MS = 60_000;
 
 /**
  * One report request from decoded body to a report ready to stream: auth, limits, validation, the
- * query started and its first row read.
+ * query started and its first row read (every row, for totals on top).
  */
 @Injectable()
 export class ReportService {
@@ -81,33 +82,22 @@ export class ReportService {
       tier: plan.tier,
       timeoutMs: this.config.QUERY_TIMEOUT_MS,
     };
-    // The first row is read before anything is sent: the store's failures still map to their
-    // codes, and an empty report is known (201) while the headers can still say so.
+    // One store read makes the whole report, rows and totals alike: two reads would see two states
+    // of a store being written to (issue 22), so the totals are always the sums of the rows read.
     const stream = this.store.stream({ ...query, order: storeOrder(plan, this.catalog) });
     const rows = stream[Symbol.asyncIterator]();
-    const first = await storeCall(() => rows.next());
-    let upfrontSums: Measures | undefined;
+    let source: Omit<ReportSource, 'abandonAfterMs'>;
     if (plan.columnTotals === 'top') {
-      // Totals on top need the sums before the rows: one more aggregate, without the split (the
-      // same filters, scope and tier), rather than holding every row. Without a split the one row
-      // is the sums.
-      try {
-        upfrontSums = first.done
-          ? emptyMeasures()
-          : plan.split === undefined
-            ? { ...first.value.measures }
-            : sumOf(await storeCall(() => this.store.query({ ...query, split: undefined })));
-      } catch (error) {
-        await rows.return?.();
-        throw error;
-      }
+      // Totals on top need the sums before the first row: every row is read first, held compactly.
+      const buffer = await storeCall(() => RowBuffer.readAll(rows));
+      source = { first: buffer.shift(), rest: buffer, upfrontSums: buffer.sums };
+    } else {
+      // The first row is read before anything is sent: the store's failures still map to their
+      // codes, and an empty report is known (201) while the headers can still say so. The totals
+      // at the bottom are summed as the rows pass.
+      source = { first: await storeCall(() => rows.next()), rest: rows };
     }
-    const report = new StreamedReport(plan, this.catalog, {
-      first,
-      rest: rows,
-      upfrontSums,
-      abandonAfterMs: ABANDON_AFTER_MS,
-    });
+    const report = new StreamedReport(plan, this.catalog, { ...source, abandonAfterMs: ABANDON_AFTER_MS });
     const code = report.empty
       ? ReportCode.NoData
       : plan.removedColumns.length > 0
