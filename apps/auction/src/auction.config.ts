@@ -80,4 +80,10 @@ export class AuctionConfig extends BaseSettings {
   @Min(1)
   @Max(1024)
   DSP_CONNECTIONS = 64;
+
+  /** One successful ad tag request in this many gets an access log line (0: none); failures always do. */
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  AD_TAG_LOG_EVERY = 1000;
 }

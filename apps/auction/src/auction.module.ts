@@ -5,7 +5,7 @@ import type { Catalog } from '@app/catalog';
 import { EVENT_BUS, type EventBus } from '@app/events';
 import { ObservabilityModule } from '@app/observability';
 import { STATE_STORE, type StateStore } from '@app/state-store';
-import { AdTagController } from './ad-tag.controller';
+import { AdTagHandler } from './ad-tag.handler';
 import type { AuctionConfig } from './auction.config';
 import { AuctionExceptionFilter } from './auction-exception.filter';
 import { AuctionService } from './auction.service';
@@ -43,7 +43,7 @@ export class AuctionModule {
     return {
       module: AuctionModule,
       imports: [ObservabilityModule.forRoot({ stateStore: () => deps.stateStore.ping() })],
-      controllers: [AdTagController, UserSyncController, NativeImageController, DemoController],
+      controllers: [UserSyncController, NativeImageController, DemoController],
       providers: [
         { provide: AUCTION_CONFIG, useValue: deps.config },
         { provide: CATALOG, useValue: deps.catalog },
@@ -52,6 +52,7 @@ export class AuctionModule {
         { provide: GEO_RESOLVER, useValue: deps.geo },
         { provide: CLOCK, useValue: deps.clock ?? (() => new Date()) },
         { provide: APP_FILTER, useClass: AuctionExceptionFilter },
+        AdTagHandler,
         AuctionService,
         PublicOrigin,
         AdServingService,

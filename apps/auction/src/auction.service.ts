@@ -1,49 +1,46 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Catalog } from '@app/catalog';
-import { fnv1a32, type AdEvent } from '@app/events';
-import { auctionDuration, bidOutcomes } from '@app/observability';
-import { BidRejectionReason, extractMarkup, substituteMacros, validateNativeMarkup } from '@app/openrtb';
+import { fnv1a32 } from '@app/events';
+import { auctionDuration, bidOutcomes, dspLateAnswers } from '@app/observability';
+import {
+  BidRejectionReason,
+  extractMarkupWith,
+  substituteMacros,
+  validateNativeMarkup,
+  type MacroValues,
+} from '@app/openrtb';
 import type { AuctionConfig } from './auction.config';
 import { AUCTION_CONFIG, CATALOG } from './auction.tokens';
 import type { AdContext } from './core/ad-context';
-import { impressionMoney, type AdDecision } from './core/ad-decision';
-import { baseEvent, bidEvent, decisionEvent } from './core/auction-events';
-import { decideAuction, NoFillReason, type AuctionOutcome } from './core/auction';
-import type { Candidate } from './core/candidate';
+import { decideAuction, NoFillReason, settleAuction, type SettledAuction } from './core/auction';
+import type { BidRecord, Candidate, Creative } from './core/candidate';
 import { CatalogDemand } from './core/catalog-demand';
+import { winnerDimensions, type WinnerDimensions } from './core/event-dimensions';
 import { PublicOrigin } from './public-origin.service';
-import { NativeCreativeService } from './serving/native-creative.service';
-import { slotDimensionsOf, winnerDimensions } from './core/event-dimensions';
 import { BidderClient } from './rtb/bidder.client';
-import { RtbDemand, type BidRecord } from './rtb/rtb-demand';
+import { RtbDemand } from './rtb/rtb-demand';
+import { NativeCreativeService } from './serving/native-creative.service';
 
-/** What the winner shows and where it leads. */
-interface Creative {
-  readonly imageUrl: string;
-  readonly clickUrl: string;
-  readonly impressionTrackers: readonly string[];
-  readonly clickTrackers: readonly string[];
+/** Which demand an auction asks. */
+export interface DecideOptions {
+  readonly rtb: boolean;
+  readonly direct: boolean;
 }
 
-export interface AuctionResult {
-  readonly decision: AdDecision;
-  /** The auction, its bids and its win, to publish once the decision is kept. */
-  readonly events: readonly AdEvent[];
-  /** The winner's win notice, macros substituted, to call server to server. */
-  readonly winNotice?: string;
-  /** Time spent waiting for DSP answers, ms. */
-  readonly dspWaitMs: number;
-}
+export const FULL_AUCTION: DecideOptions = { rtb: true, direct: true };
 
 /**
  * Decides which ad fills a slot: direct, house and fallback demand from the catalog and RTB bids
- * from the DSPs, through the plain auction functions of `core/`. No I/O here but the DSP calls.
+ * from the DSPs, through the plain auction functions of `core/`, then settles the auction into one
+ * immutable outcome. No I/O here but the DSP calls (and a native winner's image).
  */
 @Injectable()
 export class AuctionService implements OnApplicationShutdown {
   private readonly demand: CatalogDemand;
   private readonly rtb: RtbDemand;
   private readonly client: BidderClient;
+  /** Winner dimensions by candidate strategy and creative: the catalog lineage is looked up once. */
+  private readonly lineage = new Map<string, WinnerDimensions>();
 
   constructor(
     @Inject(AUCTION_CONFIG) private readonly config: AuctionConfig,
@@ -59,6 +56,7 @@ export class AuctionService implements OnApplicationShutdown {
       connectionsPerDsp: config.DSP_CONNECTIONS,
       maxResponseBytes: config.BID_RESPONSE_MAX_BYTES,
       hardTimeoutMs: Math.max(1000, 5 * config.AUCTION_TMAX_MS),
+      onLateAnswer: () => dspLateAnswers.inc(),
     });
     this.rtb = new RtbDemand(catalog, this.client, { tmaxMs: config.AUCTION_TMAX_MS });
   }
@@ -68,110 +66,72 @@ export class AuctionService implements OnApplicationShutdown {
   }
 
   /**
-   * Runs the auction of one ad request. `rtb: false` (a request we could not read in full) leaves
-   * the slot to house and fallback ads. A winner whose creative cannot be made (a native image
-   * that does not load) is rejected with its reason, and the auction is decided again without it.
+   * Runs the auction of one ad request: with every demand, with direct, house and fallback demand
+   * only (`rtb: false`: a request shed under load), or with house and fallback only (`direct:
+   * false` too: a request we could not read in full). A winner whose creative
+   * cannot be made (a native image that does not load) is refused with its reason, and the auction
+   * is decided again without it.
    */
-  async decide(ctx: AdContext, options: { rtb: boolean } = { rtb: true }): Promise<AuctionResult> {
+  async decide(ctx: AdContext, options: DecideOptions = FULL_AUCTION): Promise<SettledAuction> {
     const started = performance.now();
     const deadline = started + this.config.AUCTION_TMAX_MS;
     const at = ctx.publisher.auctionType ?? 2;
-    const catalogDemand = this.demand.candidates(ctx.slot.size, `${ctx.slot.id}|${ctx.viewer.userKey}`);
+    const viewerKey = `${ctx.slot.id}|${ctx.viewer.userKey}`;
+    const catalogDemand = this.demand.candidates(ctx.slot.size, viewerKey);
     const rtb = options.rtb
       ? await this.rtb.collect(ctx, this.rtb.eligibleDsps(ctx), deadline, at)
-      : { candidates: [], records: [], waitMs: 0 };
-    let paid = options.rtb ? [...catalogDemand.paid, ...rtb.candidates] : [];
-    const pick = (pool: readonly Candidate[]) =>
-      pool[fnv1a32(`${ctx.slot.id}|${ctx.viewer.userKey}`) % pool.length];
+      : { candidates: [], records: [] as BidRecord[], waitMs: 0 };
+    let paid: readonly Candidate[] = options.direct ? [...catalogDemand.paid, ...rtb.candidates] : [];
+    const refused = new Map<Candidate, string>();
+    const pick = (pool: readonly Candidate[]) => pool[fnv1a32(viewerKey) % pool.length];
     for (;;) {
       const outcome = decideAuction(paid, catalogDemand.fill, at, pick);
-      if (!outcome.filled) {
-        return this.finish(ctx, outcome, undefined, rtb, started);
-      }
-      const creative = await this.creativeOf(ctx, outcome.winner, outcome.clearingMicros);
-      if (typeof creative !== 'string') {
-        return this.finish(ctx, outcome, creative, rtb, started);
+      const creative = outcome.filled
+        ? await this.creativeOf(ctx, outcome.winner, outcome.clearingMicros)
+        : undefined;
+      if (outcome.filled && typeof creative === 'string' && paid.includes(outcome.winner)) {
+        refused.set(outcome.winner, creative);
+        paid = paid.filter((c) => c !== outcome.winner);
+        continue;
       }
       // A house or fallback ad without an image leaves the slot empty rather than loop.
-      if (!paid.includes(outcome.winner)) {
-        return this.finish(ctx, { filled: false, reason: NoFillReason.NoDemand }, undefined, rtb, started);
+      const final =
+        outcome.filled && typeof creative === 'string'
+          ? ({ filled: false, reason: NoFillReason.NoDemand } as const)
+          : outcome;
+      const winner = final.filled ? final.winner : undefined;
+      auctionDuration.observe((performance.now() - started) / 1000);
+      const settled = settleAuction({
+        ctx,
+        outcome: final,
+        creative: typeof creative === 'string' ? undefined : creative,
+        records: rtb.records,
+        refused,
+        winnerDimensions: (candidate) => this.winnerDimensions(candidate),
+        winNotice:
+          winner?.rtb?.nurl && final.filled
+            ? substituteMacros(winner.rtb.nurl, macroValues(ctx, winner, final.clearingMicros))
+            : undefined,
+        dspWaitMs: rtb.waitMs,
+      });
+      for (const bid of settled.bids) {
+        bidOutcomes.inc({ dsp: bid.dspId, status: bid.status, reason: bid.reason ?? '' });
       }
-      const record = rtb.records.find((r) => r.candidate === outcome.winner);
-      if (record) {
-        Object.assign(record, { status: 'rejected', reason: creative });
-      }
-      paid = paid.filter((c) => c !== outcome.winner);
+      return settled;
     }
   }
 
-  private finish(
-    ctx: AdContext,
-    outcome: AuctionOutcome,
-    creative: Creative | undefined,
-    rtb: { records: readonly BidRecord[]; waitMs: number },
-    started: number,
-  ): AuctionResult {
-    auctionDuration.observe((performance.now() - started) / 1000);
-    return { ...this.settle(ctx, outcome, creative, rtb.records), dspWaitMs: rtb.waitMs };
-  }
-
-  private settle(
-    ctx: AdContext,
-    outcome: AuctionOutcome,
-    creative: Creative | undefined,
-    records: readonly BidRecord[],
-  ): Omit<AuctionResult, 'dspWaitMs'> {
-    // The slot, tag and viewer dimensions are the same for every event of the auction.
-    const slotDimensions = slotDimensionsOf(ctx);
-    const winner = outcome.filled && creative ? outcome.winner : undefined;
-    const clearingMicros = winner && outcome.filled ? outcome.clearingMicros : 0;
-    for (const record of records) {
-      if (winner && record.candidate === winner) {
-        record.status = 'won';
+  private winnerDimensions(candidate: Candidate): WinnerDimensions {
+    const key = `${candidate.strategyId}\n${candidate.creativeId}\n${candidate.advertiserDomain}\n${candidate.demandType}`;
+    let dimensions = this.lineage.get(key);
+    if (!dimensions) {
+      dimensions = Object.freeze(winnerDimensions(this.catalog, candidate));
+      if (this.lineage.size >= 10_000) {
+        this.lineage.clear();
       }
+      this.lineage.set(key, dimensions);
     }
-    const money = winner
-      ? impressionMoney(clearingMicros, ctx.publisher.exchangeShare)
-      : impressionMoney(0, 0);
-    const decision: AdDecision = {
-      auctionId: ctx.auctionId,
-      decidedAt: ctx.now.toISOString(),
-      userId: ctx.viewer.userId,
-      filled: winner !== undefined,
-      imageUrl: creative?.imageUrl,
-      clickUrl: creative?.clickUrl,
-      impressionTrackers: creative?.impressionTrackers ?? [],
-      clickTrackers: creative?.clickTrackers ?? [],
-      dimensions: winner ? { ...slotDimensions, ...winnerDimensions(this.catalog, winner) } : slotDimensions,
-      dspId: winner?.rtb?.dspId,
-      dealId: winner?.rtb?.dealId,
-      clearingMicros,
-      ...money,
-    };
-    const events: AdEvent[] = [
-      {
-        ...baseEvent('auction', ctx.now, decision.dimensions),
-        auction_id: ctx.auctionId,
-        user_id: ctx.viewer.userId,
-        reason: outcome.filled ? undefined : outcome.reason,
-      },
-    ];
-    for (const record of records) {
-      bidOutcomes.inc({ dsp: record.dspId, status: record.status, reason: record.reason ?? '' });
-      const dims = record.candidate
-        ? { ...slotDimensions, ...winnerDimensions(this.catalog, record.candidate) }
-        : slotDimensions;
-      events.push(bidEvent(ctx.auctionId, ctx.viewer.userId, ctx.now, dims, record));
-    }
-    if (winner) {
-      events.push(decisionEvent('win', ctx.now, decision));
-    }
-    const nurl = winner?.rtb?.nurl;
-    return {
-      decision,
-      events,
-      winNotice: nurl ? substituteMacros(nurl, this.macroValues(ctx, winner, clearingMicros)) : undefined,
-    };
+    return dimensions;
   }
 
   /**
@@ -190,7 +150,7 @@ export class AuctionService implements OnApplicationShutdown {
         ? { imageUrl: winner.imageUrl, clickUrl: winner.clickUrl, impressionTrackers: [], clickTrackers: [] }
         : NoFillReason.NoDemand;
     }
-    const macros = this.macroValues(ctx, winner, clearingMicros);
+    const macros = macroValues(ctx, winner, clearingMicros);
     if (rtb.nativeRequest) {
       const native = validateNativeMarkup(rtb.adm, rtb.nativeRequest, macros);
       if (!native.ok) {
@@ -208,7 +168,8 @@ export class AuctionService implements OnApplicationShutdown {
         clickTrackers: native.ad.link.clicktrackers,
       };
     }
-    const markup = extractMarkup(substituteMacros(rtb.adm, macros));
+    // The markup was parsed when the bid was judged: only the clearing price is new here.
+    const markup = extractMarkupWith(rtb.adm, macros);
     return markup.ok
       ? {
           imageUrl: markup.imageUrl,
@@ -218,13 +179,13 @@ export class AuctionService implements OnApplicationShutdown {
         }
       : BidRejectionReason.InvalidMarkup;
   }
+}
 
-  private macroValues(ctx: AdContext, winner: Candidate, clearingMicros: number) {
-    return {
-      auctionId: ctx.auctionId,
-      impId: winner.rtb?.impId ?? '',
-      adId: winner.rtb?.adId ?? '',
-      priceMicros: clearingMicros,
-    };
-  }
+function macroValues(ctx: AdContext, winner: Candidate, clearingMicros: number): MacroValues {
+  return {
+    auctionId: ctx.auctionId,
+    impId: winner.rtb?.impId ?? '',
+    adId: winner.rtb?.adId ?? '',
+    priceMicros: clearingMicros,
+  };
 }

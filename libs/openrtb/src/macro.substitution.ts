@@ -31,7 +31,7 @@ export const AUCTION_MACROS = {
 export type AuctionMacro = keyof typeof AUCTION_MACROS;
 
 /** Case-sensitive, as OpenRTB's macros are: `${auction_price}` is not a macro. */
-const MACRO_PATTERN = new RegExp(`\\$\\{(${Object.keys(AUCTION_MACROS).join('|')})\\}`, 'g');
+export const MACRO_PATTERN = new RegExp(`\\$\\{(${Object.keys(AUCTION_MACROS).join('|')})\\}`, 'g');
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 

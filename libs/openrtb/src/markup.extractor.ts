@@ -1,6 +1,6 @@
 import type { ChildNode, Element } from 'domhandler';
 import { DomUtils, parseDocument } from 'htmlparser2';
-import { isHttpUrl } from './macro.substitution';
+import { isHttpUrl, MACRO_PATTERN, substituteMacros, type MacroValues } from './macro.substitution';
 
 /** Markup larger than this is refused before parsing: a banner tag is a few hundred bytes. */
 export const MAX_MARKUP_BYTES = 64 * 1024;
@@ -96,6 +96,65 @@ function firstImageInside(visited: readonly Visited[]): Map<Element, Element> {
   return first;
 }
 
+/** The anchor, image and tracking image candidates of spec 2.12, as attribute values. */
+interface Found {
+  readonly clickUrl: string;
+  readonly imageUrl: string;
+  /** The `src` of every other image, in search order: the tracking images are drawn from them. */
+  readonly otherImages: readonly string[];
+}
+
+/** Parses markup and finds the anchor around an image; undefined when there is none. */
+function find(markup: string): { found?: Found; elements: readonly Element[] } {
+  const visited = walk(parseDocument(markup).children);
+  const elements = inSearchOrder(visited);
+  const images = firstImageInside(visited);
+  const anchor = elements.find((e) => e.name === 'a' && attribute(e, 'href') !== undefined && images.has(e));
+  const image = anchor && images.get(anchor);
+  if (!anchor || !image) {
+    return { elements };
+  }
+  const otherImages = elements
+    .filter((e) => e !== image && isImageWithSource(e))
+    .map((e) => attribute(e, 'src') ?? '');
+  return {
+    found: {
+      clickUrl: attribute(anchor, 'href') ?? '',
+      imageUrl: attribute(image, 'src') ?? '',
+      otherImages,
+    },
+    elements,
+  };
+}
+
+/** Spec 2.12's checks on what was found: valid URLs, then up to MAX_TRACKING_IMAGES trackers. */
+function checked(found: Found | undefined): MarkupExtraction {
+  if (!found) {
+    return { ok: false, reason: MarkupRejection.NoAnchorWithImage };
+  }
+  const { clickUrl, imageUrl } = found;
+  if (!isHttpUrl(clickUrl)) {
+    return { ok: false, reason: MarkupRejection.InvalidClickUrl };
+  }
+  if (!isHttpUrl(imageUrl)) {
+    return { ok: false, reason: MarkupRejection.InvalidImageUrl };
+  }
+  // The same image repeated (a noscript copy of the tag, say) is one tracker, not two.
+  const seen = new Set([imageUrl]);
+  const candidates: string[] = [];
+  for (const src of found.otherImages) {
+    if (candidates.length === MAX_TRACKING_IMAGES) {
+      break;
+    }
+    if (seen.has(src)) {
+      continue;
+    }
+    seen.add(src);
+    candidates.push(src);
+  }
+  return { ok: true, clickUrl, imageUrl, trackers: candidates.filter(isHttpUrl) };
+}
+
 /**
  * Spec 2.12 on a bid's `adm`, after its macros are substituted (the URLs are only valid then):
  * the anchor with an `href` around an image with a `src`, then up to MAX_TRACKING_IMAGES further
@@ -109,40 +168,85 @@ export function extractMarkup(markup: string): MarkupExtraction {
   if (refused) {
     return { ok: false, reason: refused };
   }
-  const visited = walk(parseDocument(markup).children);
-  const elements = inSearchOrder(visited);
-  const images = firstImageInside(visited);
+  return checked(find(markup).found);
+}
 
-  const anchor = elements.find((e) => e.name === 'a' && attribute(e, 'href') !== undefined && images.has(e));
-  const image = anchor && images.get(anchor);
-  if (!anchor || !image) {
-    return { ok: false, reason: MarkupRejection.NoAnchorWithImage };
-  }
-  const clickUrl = attribute(anchor, 'href') ?? '';
-  const imageUrl = attribute(image, 'src') ?? '';
-  if (!isHttpUrl(clickUrl)) {
-    return { ok: false, reason: MarkupRejection.InvalidClickUrl };
-  }
-  if (!isHttpUrl(imageUrl)) {
-    return { ok: false, reason: MarkupRejection.InvalidImageUrl };
-  }
+/**
+ * A character reference next to a macro, or one that spells a macro's `$`, `{` or `}`: the
+ * substituted value could then change what the parser decodes, so such markup is parsed per bid.
+ */
+const ENTITY_NEAR_MACRO = new RegExp(`&[#A-Za-z0-9]*${MACRO_PATTERN.source}`);
+const ENTITY_OF_MACRO_CHARACTER =
+  /&(?:#0*(?:36|123|125)(?![0-9])|#x0*(?:24|7b|7d)(?![0-9a-f])|dollar|lcub|lbrace|rcub|rbrace)/i;
 
-  // The same image repeated (a noscript copy of the tag, say) is one tracker, not two.
-  const seen = new Set([imageUrl]);
-  const candidates: string[] = [];
+const EVERY_MACRO = new RegExp(MACRO_PATTERN.source, 'g');
+
+function countMacros(text: string): number {
+  return text.match(EVERY_MACRO)?.length ?? 0;
+}
+
+/**
+ * The markup's anchor, image and other images with the macros still in them, when substituting
+ * them cannot change how the markup parses: every macro sits inside an attribute value (where a
+ * substituted value, percent-encoded, can neither end the value nor open a tag, a comment or a
+ * character reference), away from character references. Undefined otherwise.
+ */
+function templateOf(adm: string): Found | undefined {
+  if (ENTITY_NEAR_MACRO.test(adm) || ENTITY_OF_MACRO_CHARACTER.test(adm)) {
+    return undefined;
+  }
+  const { found, elements } = find(adm);
+  let inValues = 0;
   for (const element of elements) {
-    if (candidates.length === MAX_TRACKING_IMAGES) {
-      break;
+    for (const value of Object.values(element.attribs)) {
+      inValues += countMacros(value);
     }
-    if (element === image || !isImageWithSource(element)) {
-      continue;
-    }
-    const src = attribute(element, 'src') ?? '';
-    if (seen.has(src)) {
-      continue;
-    }
-    seen.add(src);
-    candidates.push(src);
   }
-  return { ok: true, clickUrl, imageUrl, trackers: candidates.filter(isHttpUrl) };
+  // Elements inside scripts and comments are not elements: a macro there is not counted.
+  return inValues === countMacros(adm) ? (found ?? NOT_FOUND) : undefined;
+}
+
+/** Markup without an anchor around an image: refused whatever the macros stand for. */
+const NOT_FOUND: Found = { clickUrl: '', imageUrl: '', otherImages: [] };
+
+/** What `substituteMacros` then the attribute trim make of a value found in the template. */
+function resolved(value: string, values: MacroValues): string {
+  return substituteMacros(value, values).replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '');
+}
+
+/** Templates by markup: a DSP sends the same few creatives again and again. */
+const TEMPLATES = new Map<string, Found | null>();
+const MAX_TEMPLATES = 4096;
+
+/**
+ * `extractMarkup(substituteMacros(adm, values))`, with each distinct markup parsed once: the
+ * macros are substituted into the URLs found in the markup instead of into the markup. Markup
+ * whose macros could change its parse (see `templateOf`) is parsed with its macros substituted,
+ * every time, as `extractMarkup` would.
+ */
+export function extractMarkupWith(adm: string, values: MacroValues): MarkupExtraction {
+  const substituted = substituteMacros(adm, values);
+  const refused = checkMarkupText(substituted);
+  if (refused) {
+    return { ok: false, reason: refused };
+  }
+  let template = TEMPLATES.get(adm);
+  if (template === undefined) {
+    template = templateOf(adm) ?? null;
+    if (TEMPLATES.size >= MAX_TEMPLATES) {
+      TEMPLATES.clear();
+    }
+    TEMPLATES.set(adm, template);
+  }
+  if (template === null) {
+    return checked(find(substituted).found);
+  }
+  if (template === NOT_FOUND) {
+    return checked(undefined);
+  }
+  return checked({
+    clickUrl: resolved(template.clickUrl, values),
+    imageUrl: resolved(template.imageUrl, values),
+    otherImages: template.otherImages.map((src) => resolved(src, values)),
+  });
 }

@@ -32,6 +32,26 @@ describe('cpmToMicros', () => {
     expect(cpmToMicros(0.0002445)).toBe(245);
   });
 
+  it('rounds every price as its shortest decimal form says, whatever its digits', () => {
+    // The digits of the decimal form, rounded half away from zero: an oracle without floats.
+    const oracle = (price: number): number => {
+      const [mantissa, exponent = '0'] = String(Math.abs(price)).split('e');
+      const [whole, fraction = ''] = mantissa.split('.');
+      const digits = `${whole}${fraction}`;
+      const point = whole.length + Number(exponent) + 6;
+      const kept = point <= 0 ? 0n : BigInt(digits.slice(0, point).padEnd(point, '0'));
+      const up = point >= 0 && Number(digits[point] ?? '0') >= 5 ? 1n : 0n;
+      return Number(kept + up) * (price < 0 ? -1 : 1);
+    };
+    let seed = 42;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 20_000; i += 1) {
+      const decimals = 1 + Math.floor(random() * 10);
+      const price = Number((random() * 10 ** (1 + Math.floor(random() * 4))).toFixed(decimals));
+      expect([price, cpmToMicros(price)]).toEqual([price, oracle(price)]);
+    }
+  });
+
   it.each([Number.NaN, Number.POSITIVE_INFINITY, 1e10, 1e21])('refuses %s', (price) => {
     expect(() => cpmToMicros(price)).toThrow(RangeError);
   });

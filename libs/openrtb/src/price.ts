@@ -17,6 +17,13 @@ export function cpmToMicros(price: number): number {
   if (!Number.isFinite(price)) {
     throw new RangeError(`not a finite price: ${price}`);
   }
+  // Within a thousandth of a micro of an integer: the decimal form's digits past the sixth are
+  // all 0 or all 9, and rounding the product gives what the digit walk below gives, without strings.
+  const product = price * MICROS_PER_USD;
+  const rounded = Math.round(Math.abs(product));
+  if (Number.isSafeInteger(rounded) && Math.abs(Math.abs(product) - rounded) < 1e-3) {
+    return price < 0 ? -rounded : rounded;
+  }
   // String() gives the shortest form that reads back as the same number, e.g. "1.005", "5e-7".
   const [mantissa, exponent = '0'] = String(Math.abs(price)).split('e');
   const [whole, fraction = ''] = mantissa.split('.');

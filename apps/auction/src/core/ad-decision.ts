@@ -1,4 +1,5 @@
 import type { EventDimensions } from '@app/events';
+import type { ContextDimensions, WinnerDimensions } from './event-dimensions';
 
 /**
  * The ad chosen for a (slot, placement, viewer), kept in the state store so that a reopen shows
@@ -6,7 +7,8 @@ import type { EventDimensions } from '@app/events';
  */
 export interface AdDecision {
   readonly auctionId: string;
-  readonly decidedAt: string;
+  /** When the auction ran, epoch milliseconds. */
+  readonly decidedAt: number;
   readonly userId: string;
   readonly filled: boolean;
   readonly imageUrl?: string;
@@ -15,8 +17,10 @@ export interface AdDecision {
   readonly impressionTrackers: readonly string[];
   /** Fired server to server on each click. */
   readonly clickTrackers: readonly string[];
-  /** The slot, tag, viewer and winner dimensions at the time of the decision. */
-  readonly dimensions: EventDimensions;
+  /** The slot, tag and viewer dimensions at the time of the decision. */
+  readonly context: ContextDimensions;
+  /** The winner's lineage; all empty when the slot was left unfilled. */
+  readonly winner: WinnerDimensions;
   readonly dspId?: string;
   readonly dealId?: string;
   /** What the winner pays per thousand impressions. */
@@ -24,6 +28,11 @@ export interface AdDecision {
   /** Spend and revenue of one unique impression of this ad. */
   readonly spendMicros: number;
   readonly revenueMicros: number;
+}
+
+/** Every dimension of the decision, as its events carry them. */
+export function decisionDimensions(decision: AdDecision): EventDimensions {
+  return { ...decision.context, ...decision.winner };
 }
 
 /** Spend of one impression at a CPM, and the publisher's revenue from it after the exchange's share. */

@@ -6,7 +6,150 @@ import {
   type EventDimensions,
   type EventType,
 } from '@app/events';
-import type { AdDecision } from './ad-decision';
+import { decisionDimensions, type AdDecision } from './ad-decision';
+import type { SettledAuction } from './auction';
+import type { ViewerDimensions, WinnerDimensions } from './event-dimensions';
+
+/** An event ready for the bus: its type (which names its topic), its key and its JSON. */
+export interface EncodedEvent {
+  readonly type: EventType;
+  /** The ad slot: one slot's events stay in order on one partition. */
+  readonly key: string;
+  readonly value: string;
+}
+
+/** The fields of an event beside its dimensions and money; undefined ones are left out. */
+interface EventFields {
+  readonly auction_id?: string;
+  readonly user_id?: string;
+  readonly dsp_id?: string;
+  readonly bid_status?: BidStatus;
+  readonly reason?: string;
+  readonly price_micros?: number;
+  readonly deal_id?: string;
+  readonly reopen?: boolean;
+  readonly attribution?: 'post_click' | 'post_view';
+}
+
+/** An object's fields as JSON without the braces ('' for none), to splice into an event's JSON. */
+function jsonFields(value: object): string {
+  const json = JSON.stringify(value);
+  return json.length > 2 ? json.slice(1, -1) : '';
+}
+
+/**
+ * One event's JSON from its parts, the dimensions already serialised: what `JSON.stringify` of
+ * the `AdEvent` would be, up to the order of its fields.
+ */
+function encode(
+  type: EventType,
+  ts: string,
+  key: string,
+  dimensions: string,
+  fields: EventFields,
+  spendMicros = 0,
+  revenueMicros = 0,
+): EncodedEvent {
+  const rest = jsonFields(fields);
+  return {
+    type,
+    key,
+    value:
+      `{"v":${EVENT_SCHEMA_VERSION},"event_id":"${randomUUID()}","type":"${type}","ts":"${ts}",` +
+      `"spend_micros":${spendMicros},"revenue_micros":${revenueMicros},${dimensions}` +
+      `${rest === '' ? '' : ','}${rest}}`,
+  };
+}
+
+/**
+ * The events of one decision, with its dimensions serialised once for all of them: the auction,
+ * a bid per DSP answer or bid, the win; then the impression and the click of the request that
+ * shows it. Pure functions of the settled auction and the decision: nothing here is changed.
+ */
+export class DecisionEvents {
+  private readonly key: string;
+  private readonly context: string;
+  private allDimensions?: string;
+
+  constructor(private readonly decision: AdDecision) {
+    this.key = decision.context.ad_slot_id;
+    this.context = jsonFields(decision.context);
+  }
+
+  /** The auction, its bids and its win, all at the auction's time. */
+  auction(settled: SettledAuction): EncodedEvent[] {
+    const { decision } = this;
+    const ts = new Date(decision.decidedAt).toISOString();
+    const ids = { auction_id: decision.auctionId, user_id: decision.userId };
+    const events = [
+      encode('auction', ts, this.key, this.dimensions(), { ...ids, reason: settled.noFillReason }),
+    ];
+    for (const bid of settled.bids) {
+      events.push(
+        encode('bid', ts, this.key, `${this.context},${jsonFields(bid.winner)}`, {
+          ...ids,
+          dsp_id: bid.dspId,
+          bid_status: bid.status,
+          reason: bid.reason,
+          price_micros: bid.priceMicros,
+          deal_id: bid.dealId,
+        }),
+      );
+    }
+    if (decision.filled) {
+      events.push(encode('win', ts, this.key, this.dimensions(), this.decisionFields()));
+    }
+    return events;
+  }
+
+  /**
+   * A view of the decision's ad at `at` by `viewer` (the decision's own when the view is the
+   * auction's request): spend and revenue on the first view only.
+   */
+  impression(at: Date, viewer: ViewerDimensions | undefined, first: boolean): EncodedEvent {
+    const { decision } = this;
+    return encode(
+      'impression',
+      at.toISOString(),
+      this.key,
+      this.dimensionsFor(viewer),
+      { ...this.decisionFields(), reopen: !first },
+      first ? decision.spendMicros : 0,
+      first ? decision.revenueMicros : 0,
+    );
+  }
+
+  click(at: Date, viewer: ViewerDimensions): EncodedEvent {
+    return encode('click', at.toISOString(), this.key, this.dimensionsFor(viewer), this.decisionFields());
+  }
+
+  private decisionFields(): EventFields {
+    const { decision } = this;
+    return {
+      auction_id: decision.auctionId,
+      user_id: decision.userId,
+      dsp_id: decision.dspId,
+      deal_id: decision.dealId,
+      price_micros: decision.dspId ? decision.clearingMicros : undefined,
+    };
+  }
+
+  private dimensions(): string {
+    this.allDimensions ??= `${this.context},${jsonFields(this.decision.winner)}`;
+    return this.allDimensions;
+  }
+
+  private dimensionsFor(viewer: ViewerDimensions | undefined): string {
+    return viewer
+      ? jsonFields({ ...this.decision.context, ...viewer, ...this.decision.winner })
+      : this.dimensions();
+  }
+}
+
+/** An event built as an object (conversions, and the reference the encoded events are tested on). */
+export function encodeAdEvent(event: AdEvent): EncodedEvent {
+  return { type: event.type, key: event.ad_slot_id, value: JSON.stringify(event) };
+}
 
 /** The fields every event of the exchange has, for a type, a time and dimensions. */
 export function baseEvent(type: EventType, at: Date, dimensions: EventDimensions): AdEvent {
@@ -21,46 +164,43 @@ export function baseEvent(type: EventType, at: Date, dimensions: EventDimensions
   };
 }
 
-export interface BidEventInput {
-  readonly dspId: string;
-  readonly status: BidStatus;
-  readonly reason?: string;
-  readonly priceMicros?: number;
-  readonly dealId?: string;
-}
-
-export function bidEvent(
-  auctionId: string,
-  userId: string,
-  at: Date,
-  dimensions: EventDimensions,
-  bid: BidEventInput,
-): AdEvent {
-  return {
-    ...baseEvent('bid', at, dimensions),
-    auction_id: auctionId,
-    user_id: userId,
-    dsp_id: bid.dspId,
-    bid_status: bid.status,
-    reason: bid.reason,
-    price_micros: bid.priceMicros,
-    deal_id: bid.dealId,
-  };
-}
-
 /** An event that follows a decision: win, impression, click, conversion. */
 export function decisionEvent(
   type: EventType,
   at: Date,
   decision: AdDecision,
-  dimensions?: EventDimensions,
+  dimensions: EventDimensions = decisionDimensions(decision),
 ): AdEvent {
   return {
-    ...baseEvent(type, at, dimensions ?? decision.dimensions),
+    ...baseEvent(type, at, dimensions),
     auction_id: decision.auctionId,
     user_id: decision.userId,
     dsp_id: decision.dspId,
     deal_id: decision.dealId,
     price_micros: decision.dspId ? decision.clearingMicros : undefined,
+  };
+}
+
+/** A bid event as an object: the reference of the encoded ones. */
+export function bidEvent(
+  decision: AdDecision,
+  bid: {
+    dspId: string;
+    status: BidStatus;
+    reason?: string;
+    priceMicros?: number;
+    dealId?: string;
+    winner: WinnerDimensions;
+  },
+): AdEvent {
+  return {
+    ...baseEvent('bid', new Date(decision.decidedAt), { ...decision.context, ...bid.winner }),
+    auction_id: decision.auctionId,
+    user_id: decision.userId,
+    dsp_id: bid.dspId,
+    bid_status: bid.status,
+    reason: bid.reason,
+    price_micros: bid.priceMicros,
+    deal_id: bid.dealId,
   };
 }

@@ -1,4 +1,8 @@
-import type { Candidate } from './candidate';
+import type { BidStatus } from '@app/events';
+import type { AdContext } from './ad-context';
+import { impressionMoney, type AdDecision } from './ad-decision';
+import type { BidRecord, Candidate, Creative } from './candidate';
+import { NO_WINNER, contextDimensionsOf, type WinnerDimensions } from './event-dimensions';
 
 /** One cent per thousand impressions, in micro-USD: the second-price increment. */
 export const PRICE_INCREMENT_MICROS = 10_000;
@@ -66,4 +70,85 @@ export function clearingPrice(winner: Candidate, losers: readonly Candidate[], a
   }
   const second = losers.reduce((max, c) => Math.max(max, c.priceMicros), 0);
   return Math.min(winner.priceMicros, Math.max(second, winner.rtb.floorMicros) + PRICE_INCREMENT_MICROS);
+}
+
+/** What became of one DSP answer or bid once the auction is over: the content of a `bid` event. */
+export interface SettledBid {
+  readonly dspId: string;
+  readonly status: BidStatus;
+  readonly reason?: string;
+  readonly priceMicros?: number;
+  readonly dealId?: string;
+  /** The lineage of the bid's candidate; all empty for an answer without one. */
+  readonly winner: WinnerDimensions;
+}
+
+/** An auction once over: the decision to keep, every answer's fate, the win notice to call. */
+export interface SettledAuction {
+  readonly decision: AdDecision;
+  /** Why the slot was left empty, when it was. */
+  readonly noFillReason?: NoFillReason;
+  readonly bids: readonly SettledBid[];
+  /** The winner's win notice, macros substituted, to call server to server. */
+  readonly winNotice?: string;
+  /** Time spent waiting for DSP answers, ms. */
+  readonly dspWaitMs: number;
+}
+
+export interface Settlement {
+  readonly ctx: AdContext;
+  /** The last decision of the auction: the winner whose creative could be made, or no fill. */
+  readonly outcome: AuctionOutcome;
+  readonly creative?: Creative;
+  readonly records: readonly BidRecord[];
+  /** Winners refused on the way because their creative could not be made, with why. */
+  readonly refused: ReadonlyMap<Candidate, string>;
+  readonly winnerDimensions: (candidate: Candidate) => WinnerDimensions;
+  readonly winNotice?: string;
+  readonly dspWaitMs: number;
+}
+
+/**
+ * Settles an auction into one immutable outcome: the decision (with its money at the publisher's
+ * share) and the final status of every answer, the winner's `won`, a refused winner's `rejected`.
+ */
+export function settleAuction(s: Settlement): SettledAuction {
+  const { ctx, outcome } = s;
+  const winner = outcome.filled && s.creative ? outcome.winner : undefined;
+  const clearingMicros = winner && outcome.filled ? outcome.clearingMicros : 0;
+  const money = winner ? impressionMoney(clearingMicros, ctx.publisher.exchangeShare) : impressionMoney(0, 0);
+  const decision: AdDecision = {
+    auctionId: ctx.auctionId,
+    decidedAt: ctx.now.getTime(),
+    userId: ctx.viewer.userId,
+    filled: winner !== undefined,
+    imageUrl: s.creative?.imageUrl,
+    clickUrl: s.creative?.clickUrl,
+    impressionTrackers: s.creative?.impressionTrackers ?? [],
+    clickTrackers: s.creative?.clickTrackers ?? [],
+    context: contextDimensionsOf(ctx),
+    winner: winner ? s.winnerDimensions(winner) : NO_WINNER,
+    dspId: winner?.rtb?.dspId,
+    dealId: winner?.rtb?.dealId,
+    clearingMicros,
+    ...money,
+  };
+  const bids = s.records.map((record): SettledBid => {
+    const refused = record.candidate && s.refused.get(record.candidate);
+    return {
+      dspId: record.dspId,
+      status: winner && record.candidate === winner ? 'won' : refused ? 'rejected' : record.status,
+      reason: refused || record.reason,
+      priceMicros: record.priceMicros,
+      dealId: record.dealId,
+      winner: record.candidate ? s.winnerDimensions(record.candidate) : NO_WINNER,
+    };
+  });
+  return {
+    decision,
+    noFillReason: outcome.filled ? undefined : outcome.reason,
+    bids,
+    winNotice: winner ? s.winNotice : undefined,
+    dspWaitMs: s.dspWaitMs,
+  };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '@app/catalog';
 import { validateBidRequestAgainstSchema } from '@app/testing';
 import type { AdContext } from './ad-context';
-import { BLOCKED_BANNER_TYPES, buildBidRequest, IMP_ID } from './bid-request.builder';
+import { BidRequestBodies, BLOCKED_BANNER_TYPES, buildBidRequest, IMP_ID } from './bid-request.builder';
 
 const catalog = loadCatalog();
 
@@ -106,5 +106,34 @@ describe('buildBidRequest', () => {
     expect(sent.imp[0].pmp).toBeUndefined();
     expect(sent.imp[0].secure).toBe(0);
     expect(sent.bcat).toBeUndefined();
+  });
+});
+
+describe('BidRequestBodies', () => {
+  const plain = (value: unknown) => JSON.parse(JSON.stringify(value));
+
+  it('sends each DSP the request built for it, with its own buyeruid spliced into the shared bytes', () => {
+    const ctx = contextFor('slot-1-1-1');
+    const bodies = new BidRequestBodies(ctx, { at: 2, tmaxMs: 150 });
+    for (const [i, each] of catalog.document.dsps.entries()) {
+      const buyerUid = i % 2 === 0 ? `uid-${i}"\\quoted` : undefined;
+      expect(JSON.parse(bodies.bodyFor(each, buyerUid))).toEqual(
+        plain(buildBidRequest(ctx, each, { at: 2, tmaxMs: 150, buyerUid })),
+      );
+      expect(bodies.requestFor(each)).toEqual(buildBidRequest(ctx, each, { at: 2, tmaxMs: 150 }));
+    }
+  });
+
+  it('serialises a native slot in the form each DSP asked for', () => {
+    const slot = catalog.document.adSlots.find((s) => s.format === 'native')!;
+    const ctx = contextFor(slot.id);
+    const bodies = new BidRequestBodies(ctx, { at: 1, tmaxMs: 100 });
+    const forms = (['object', 'string'] as const).map((nativeRequestForm) => ({ ...dsp, nativeRequestForm }));
+    const sent = forms.map((each) => JSON.parse(bodies.bodyFor(each, 'u')));
+    expect(typeof sent[0].imp[0].native.request).toBe('object');
+    expect(typeof sent[1].imp[0].native.request).toBe('string');
+    for (const [i, each] of forms.entries()) {
+      expect(sent[i]).toEqual(plain(buildBidRequest(ctx, each, { at: 1, tmaxMs: 100, buyerUid: 'u' })));
+    }
   });
 });

@@ -37,7 +37,8 @@ const nonEmpty = (value: string): string | undefined => (value === '' ? undefine
 /**
  * The OpenRTB 2.5 bid request of part 2 for one ad request: one banner impression whose `tagid`
  * is the ad slot, floors in USD CPM, the slot's deals, the publisher as site, the viewer as device
- * and user. Fields we do not know are left out rather than sent empty.
+ * and user. Fields we do not know are left out rather than sent empty. `user` comes last, so that
+ * a DSP's `buyeruid` can be spliced into the serialised request (see `BidRequestBodies`).
  */
 export function buildBidRequest(ctx: AdContext, dsp: DspRecord, options: BidRequestOptions): BidRequest {
   const { slot, publisher, template, viewer } = ctx;
@@ -94,13 +95,53 @@ export function buildBidRequest(ctx: AdContext, dsp: DspRecord, options: BidRequ
       publisher: { id: publisher.id, name: publisher.name, domain: publisher.domain, cat: publisher.cat },
     },
     device,
-    user: { id: viewer.userId, buyeruid: options.buyerUid },
     at: options.at,
     tmax: options.tmaxMs,
     cur: ['USD'],
     bcat: publisher.bcat,
     badv: publisher.badv,
+    user: { id: viewer.userId, buyeruid: options.buyerUid },
   };
+}
+
+/** Which form of the request a DSP gets: the same for all but a native slot's `imp.native.request`. */
+function formKey(ctx: AdContext, dsp: DspRecord): string {
+  return ctx.slot.format === 'native' ? (dsp.nativeRequestForm ?? 'object') : 'banner';
+}
+
+/**
+ * An auction's bid request, built and serialised once (once per native form on a native slot):
+ * every DSP gets the same bytes but for its own `user.buyeruid`, spliced in at the end.
+ */
+export class BidRequestBodies {
+  private readonly forms = new Map<string, { request: BidRequest; json: string }>();
+
+  constructor(
+    private readonly ctx: AdContext,
+    private readonly options: Omit<BidRequestOptions, 'buyerUid'>,
+  ) {}
+
+  /** The request a DSP was sent, without its `buyeruid` (what its answer is checked against). */
+  requestFor(dsp: DspRecord): BidRequest {
+    return this.form(dsp).request;
+  }
+
+  bodyFor(dsp: DspRecord, buyerUid: string | undefined): string {
+    const { json } = this.form(dsp);
+    // The request ends with `"user":{"id":"…"}}`: the DSP's id goes after ours.
+    return buyerUid === undefined ? json : `${json.slice(0, -2)},"buyeruid":${JSON.stringify(buyerUid)}}}`;
+  }
+
+  private form(dsp: DspRecord): { request: BidRequest; json: string } {
+    const key = formKey(this.ctx, dsp);
+    let form = this.forms.get(key);
+    if (!form) {
+      const request = buildBidRequest(this.ctx, dsp, this.options);
+      form = { request, json: JSON.stringify(request) };
+      this.forms.set(key, form);
+    }
+    return form;
+  }
 }
 
 /** A native slot asks for a Native 1.1 ad in the DSP's form of `imp.native.request`; else a banner. */

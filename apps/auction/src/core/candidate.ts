@@ -1,4 +1,5 @@
 import type { DemandType } from '@app/catalog';
+import type { BidStatus } from '@app/events';
 import type { NativeRequest } from '@app/openrtb';
 
 /** Where an RTB candidate came from, for pricing, macros, the win notice and the events. */
@@ -31,4 +32,24 @@ export interface Candidate {
   readonly imageUrl?: string;
   readonly clickUrl?: string;
   readonly rtb?: RtbOrigin;
+}
+
+/** What became of one DSP's answer, or of one bid in it, as the DSP's answers were judged. */
+export interface BidRecord {
+  readonly dspId: string;
+  readonly status: BidStatus;
+  readonly reason?: string;
+  readonly priceMicros?: number;
+  readonly dealId?: string;
+  readonly seat?: string;
+  readonly candidate?: Candidate;
+  readonly elapsedMs: number;
+}
+
+/** What an ad shows and where it leads, macros filled in with the clearing price. */
+export interface Creative {
+  readonly imageUrl: string;
+  readonly clickUrl: string;
+  readonly impressionTrackers: readonly string[];
+  readonly clickTrackers: readonly string[];
 }

@@ -1,19 +1,49 @@
 import type { Catalog } from '@app/catalog';
-import { emptyDimensions, type EventDimensions } from '@app/events';
+import type { EventDimensions } from '@app/events';
 import type { AdContext, Viewer } from './ad-context';
 import type { Candidate } from './candidate';
 
 /** Dimension values are bounded like the event schema's (256 characters). */
 const clip = (value: string): string => (value.length > 256 ? value.slice(0, 256) : value);
 
-/**
- * The dimensions of part 2.2 an auction's events share: the slot and its lineage, the tag, the
- * viewer's geo and device; `winnerDimensions` adds a candidate's lineage.
- */
-export function slotDimensionsOf(ctx: AdContext): EventDimensions {
+/** The viewer's part of part 2.2's dimensions: geo and device. */
+export type ViewerDimensions = Pick<
+  EventDimensions,
+  'country' | 'region' | 'metro' | 'zip' | 'device_maker' | 'device_model' | 'device_type' | 'os' | 'browser'
+>;
+
+/** The winner's part: the candidate's lineage in the catalog. */
+export type WinnerDimensions = Pick<
+  EventDimensions,
+  | 'advertiser_id'
+  | 'advertiser_domain'
+  | 'insertion_order_id'
+  | 'campaign_id'
+  | 'campaign_type'
+  | 'demand_type'
+  | 'strategy_id'
+  | 'creative_id'
+>;
+
+/** The rest, the same for every event of an auction: the slot with its lineage, the tag, the viewer. */
+export type ContextDimensions = Omit<EventDimensions, keyof WinnerDimensions>;
+
+/** No winner: every winner dimension empty, never absent, as the event schema wants. */
+export const NO_WINNER: WinnerDimensions = Object.freeze({
+  advertiser_id: '',
+  advertiser_domain: '',
+  insertion_order_id: '',
+  campaign_id: '',
+  campaign_type: '',
+  demand_type: '',
+  strategy_id: '',
+  creative_id: '',
+});
+
+/** The dimensions of part 2.2 an auction's events share: the slot and its lineage, the tag, the viewer. */
+export function contextDimensionsOf(ctx: AdContext): ContextDimensions {
   const [segmentKey, segmentValue] = ctx.tag.keyValues[0] ?? ['', ''];
   return {
-    ...emptyDimensions(),
     publisher_id: ctx.publisher.id,
     publisher_domain: ctx.publisher.domain,
     template_id: ctx.template.id,
@@ -30,12 +60,7 @@ export function slotDimensionsOf(ctx: AdContext): EventDimensions {
   };
 }
 
-export function viewerDimensions(
-  viewer: Viewer,
-): Pick<
-  EventDimensions,
-  'country' | 'region' | 'metro' | 'zip' | 'device_maker' | 'device_model' | 'device_type' | 'os' | 'browser'
-> {
+export function viewerDimensions(viewer: Viewer): ViewerDimensions {
   return {
     country: viewer.geo.country,
     region: clip(viewer.geo.region),
@@ -49,7 +74,7 @@ export function viewerDimensions(
   };
 }
 
-export function winnerDimensions(catalog: Catalog, winner: Candidate): Partial<EventDimensions> {
+export function winnerDimensions(catalog: Catalog, winner: Candidate): WinnerDimensions {
   const { strategy, campaign, insertionOrder, advertiser } = catalog.strategyLineage(winner.strategyId);
   return {
     advertiser_id: advertiser?.id ?? '',

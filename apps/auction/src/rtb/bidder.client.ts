@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 
 /** How a DSP's answer ended, before its content is looked at. */
 export enum AnswerOutcome {
@@ -19,111 +19,257 @@ export interface BidderAnswer {
   readonly error?: string;
 }
 
+/** One bid request to send: where, what, and how long its answer is waited for. */
+export interface BidderCall {
+  readonly endpoint: string;
+  readonly body: string;
+  readonly timeoutMs: number;
+}
+
 export interface BidderClientOptions {
   readonly connectionsPerDsp: number;
   readonly maxResponseBytes: number;
   /** How long a late answer may keep reading in the background before it is aborted. */
   readonly hardTimeoutMs: number;
+  /** Called for an answer that ended after its auction stopped waiting for it. */
+  readonly onLateAnswer?: (endpoint: string) => void;
 }
 
-class ResponseTooLarge extends Error {}
+const HEADERS = ['content-type', 'application/json', 'x-openrtb-version', '2.5'];
+
+const rounded = (ms: number) => Math.round(ms * 1000) / 1000;
+
+/** The calls of one auction: answered as they end, the rest given up at their budget. */
+class Round {
+  readonly answers: (BidderAnswer | undefined)[];
+  private pending: number;
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly calls: readonly BidderCall[],
+    readonly started: number,
+    private readonly resolve: (answers: BidderAnswer[]) => void,
+  ) {
+    this.answers = new Array<BidderAnswer | undefined>(calls.length);
+    this.pending = calls.length;
+  }
+
+  /** Arms the timer for the earliest budget still running. */
+  arm(): void {
+    let next = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < this.calls.length; i += 1) {
+      if (this.answers[i] === undefined) {
+        next = Math.min(next, this.calls[i].timeoutMs);
+      }
+    }
+    const wait = Math.max(1, next - (performance.now() - this.started));
+    // A timer that fires on a busy event loop runs before the loop reads the sockets that became
+    // readable meanwhile: give them that turn (setImmediate runs after it) before giving up.
+    this.timer = setTimeout(() => setImmediate(() => this.expire()), wait);
+  }
+
+  /** True while the auction still waits for this call. */
+  answer(index: number, answer: BidderAnswer): boolean {
+    if (this.closed || this.answers[index] !== undefined) {
+      return false;
+    }
+    this.answers[index] = answer;
+    this.pending -= 1;
+    if (this.pending === 0) {
+      this.close();
+    }
+    return true;
+  }
+
+  private expire(): void {
+    if (this.closed) {
+      return;
+    }
+    const elapsed = performance.now() - this.started;
+    for (let i = 0; i < this.calls.length; i += 1) {
+      if (this.answers[i] === undefined && elapsed >= this.calls[i].timeoutMs) {
+        this.answer(i, { outcome: AnswerOutcome.Timeout, elapsedMs: rounded(elapsed) });
+      }
+    }
+    if (!this.closed) {
+      this.arm();
+    }
+  }
+
+  private close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.resolve(this.answers as BidderAnswer[]);
+  }
+}
 
 /**
- * Sends OpenRTB bid requests over keep-alive connection pools, one pool per DSP origin. Every call
- * resolves, never rejects: a timeout, a reset or an oversized answer is an outcome of its own.
+ * One bid request on the wire, read through undici's dispatch interface: the body's chunks are
+ * collected as they come, with no stream, promise or timer of its own.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private abortCall?: (error?: Error) => void;
+  private status = 0;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private ended = false;
+  private cutOff = false;
+  readonly started = performance.now();
+
+  constructor(
+    private readonly client: BidderClient,
+    private readonly endpoint: string,
+    private readonly round: Round,
+    private readonly index: number,
+    private readonly maxBytes: number,
+  ) {}
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.abortCall = abort;
+  }
+
+  onHeaders(status: number): boolean {
+    this.status = status;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.size += chunk.length;
+    if (this.size > this.maxBytes) {
+      this.cutOff = true;
+      this.end({ outcome: AnswerOutcome.TooLarge, elapsedMs: this.elapsed() });
+      this.abort();
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    const body = this.status === 204 ? undefined : Buffer.concat(this.chunks, this.size).toString('utf8');
+    this.end({ outcome: AnswerOutcome.Answered, status: this.status, body, elapsedMs: this.elapsed() });
+  }
+
+  onError(error: Error): void {
+    if (this.cutOff) {
+      return;
+    }
+    this.end({ outcome: AnswerOutcome.Error, elapsedMs: this.elapsed(), error: error.message });
+  }
+
+  /** Past the hard timeout: the connection is given up. */
+  expire(): void {
+    this.end({ outcome: AnswerOutcome.Timeout, elapsedMs: this.elapsed() });
+    this.abort();
+  }
+
+  private abort(): void {
+    this.chunks = [];
+    try {
+      this.abortCall?.(new Error('aborted by the exchange'));
+    } catch {
+      // Already ended.
+    }
+  }
+
+  private end(answer: BidderAnswer): void {
+    if (this.ended) {
+      return;
+    }
+    this.ended = true;
+    this.client.ended(this);
+    if (!this.round.answer(this.index, answer) && answer.outcome === AnswerOutcome.Answered) {
+      this.client.options.onLateAnswer?.(this.endpoint);
+    }
+  }
+
+  private elapsed(): number {
+    return rounded(performance.now() - this.started);
+  }
+}
+
+/**
+ * Sends OpenRTB bid requests over keep-alive connection pools, one pool per DSP endpoint. An
+ * auction's calls share one timer; every call ends in an answer, never a rejection: a timeout, a
+ * reset or an oversized answer is an outcome of its own.
  */
 export class BidderClient {
-  private readonly pools = new Map<string, Pool>();
+  private readonly pools = new Map<string, { pool: Pool; path: string }>();
+  private readonly inFlight = new Set<Exchange>();
+  private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly options: BidderClientOptions) {}
+  constructor(readonly options: BidderClientOptions) {
+    this.sweeper = setInterval(() => this.sweep(), Math.max(100, options.hardTimeoutMs / 4));
+    this.sweeper.unref();
+  }
 
   /**
-   * Resolves with the DSP's answer, or with `timeout` once `timeoutMs` has passed. A late answer is
-   * still read to its end in the background and dropped, so that its keep-alive connection survives
-   * (aborting would destroy it, and under load every new connection costs more time than the
-   * answer); only an answer later than `hardTimeoutMs` is aborted.
+   * Sends every call at once and resolves with their answers in order: each as it ended, or
+   * `timeout` once its `timeoutMs` has passed. A late answer is still read to its end in the
+   * background and dropped, so that its keep-alive connection survives (aborting would destroy
+   * it, and under load every new connection costs more time than the answer); only an answer
+   * later than `hardTimeoutMs` is aborted.
    */
-  send(endpoint: string, body: string, timeoutMs: number): Promise<BidderAnswer> {
-    const started = performance.now();
-    const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
-    return new Promise<BidderAnswer>((resolve) => {
-      const soft = setTimeout(
-        () => resolve({ outcome: AnswerOutcome.Timeout, elapsedMs: elapsed() }),
-        Math.max(1, timeoutMs),
-      );
-      void this.exchange(endpoint, body, elapsed).then((answer) => {
-        clearTimeout(soft);
-        resolve(answer);
+  sendAll(calls: readonly BidderCall[]): Promise<BidderAnswer[]> {
+    if (calls.length === 0) {
+      return Promise.resolve([]);
+    }
+    return new Promise<BidderAnswer[]>((resolve) => {
+      const round = new Round(calls, performance.now(), resolve);
+      round.arm();
+      calls.forEach((call, index) => {
+        const target = this.target(call.endpoint);
+        const exchange = new Exchange(this, call.endpoint, round, index, this.options.maxResponseBytes);
+        this.inFlight.add(exchange);
+        target.pool.dispatch(
+          { method: 'POST', path: target.path, headers: HEADERS, body: call.body },
+          exchange,
+        );
       });
     });
   }
 
-  private async exchange(endpoint: string, body: string, elapsed: () => number): Promise<BidderAnswer> {
-    const url = new URL(endpoint);
-    const controller = new AbortController();
-    const hard = setTimeout(() => controller.abort(), this.options.hardTimeoutMs);
-    try {
-      const response = await this.pool(url.origin).request({
-        method: 'POST',
-        path: `${url.pathname}${url.search}`,
-        headers: { 'content-type': 'application/json', 'x-openrtb-version': '2.5' },
-        body,
-        signal: controller.signal,
-      });
-      if (response.statusCode === 204) {
-        await response.body.dump();
-        return { outcome: AnswerOutcome.Answered, status: 204, elapsedMs: elapsed() };
-      }
-      const text = await this.readLimited(response.body, controller);
-      return {
-        outcome: AnswerOutcome.Answered,
-        status: response.statusCode,
-        body: text,
-        elapsedMs: elapsed(),
-      };
-    } catch (error) {
-      if (error instanceof ResponseTooLarge) {
-        return { outcome: AnswerOutcome.TooLarge, elapsedMs: elapsed() };
-      }
-      if (controller.signal.aborted) {
-        return { outcome: AnswerOutcome.Timeout, elapsedMs: elapsed() };
-      }
-      return { outcome: AnswerOutcome.Error, elapsedMs: elapsed(), error: (error as Error).message };
-    } finally {
-      clearTimeout(hard);
-    }
+  /** One call, for callers that have a single DSP to ask. */
+  async send(endpoint: string, body: string, timeoutMs: number): Promise<BidderAnswer> {
+    const [answer] = await this.sendAll([{ endpoint, body, timeoutMs }]);
+    return answer;
+  }
+
+  ended(exchange: Exchange): void {
+    this.inFlight.delete(exchange);
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((pool) => pool.destroy()));
+    clearInterval(this.sweeper);
+    await Promise.all([...this.pools.values()].map(({ pool }) => pool.destroy()));
     this.pools.clear();
   }
 
-  private pool(origin: string): Pool {
-    let pool = this.pools.get(origin);
-    if (!pool) {
-      pool = new Pool(origin, {
-        connections: this.options.connectionsPerDsp,
-        keepAliveTimeout: 30_000,
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      });
-      this.pools.set(origin, pool);
+  private sweep(): void {
+    const oldest = performance.now() - this.options.hardTimeoutMs;
+    for (const exchange of this.inFlight) {
+      if (exchange.started < oldest) {
+        exchange.expire();
+      }
     }
-    return pool;
   }
 
-  private async readLimited(body: AsyncIterable<Buffer>, controller: AbortController): Promise<string> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      size += chunk.length;
-      if (size > this.options.maxResponseBytes) {
-        controller.abort();
-        throw new ResponseTooLarge();
-      }
-      chunks.push(chunk);
+  private target(endpoint: string): { pool: Pool; path: string } {
+    let target = this.pools.get(endpoint);
+    if (!target) {
+      const url = new URL(endpoint);
+      target = {
+        pool: new Pool(url.origin, {
+          connections: this.options.connectionsPerDsp,
+          keepAliveTimeout: 30_000,
+          headersTimeout: 0,
+          bodyTimeout: 0,
+        }),
+        path: `${url.pathname}${url.search}`,
+      };
+      this.pools.set(endpoint, target);
     }
-    return Buffer.concat(chunks, size).toString('utf8');
+    return target;
   }
 }

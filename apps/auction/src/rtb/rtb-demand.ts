@@ -3,8 +3,7 @@ import type { BidStatus } from '@app/events';
 import {
   BidRejectionReason,
   cpmToMicros,
-  extractMarkup,
-  substituteMacros,
+  extractMarkupWith,
   validateBidResponse,
   validateNativeMarkup,
   type AcceptedBid,
@@ -13,27 +12,13 @@ import {
 } from '@app/openrtb';
 import type { AdContext } from '../core/ad-context';
 import type { AuctionType } from '../core/auction';
-import { buildBidRequest, IMP_ID } from '../core/bid-request.builder';
-import type { Candidate } from '../core/candidate';
-import { AnswerOutcome, type BidderAnswer, type BidderClient } from './bidder.client';
-
-/** What became of one DSP's answer, or of one bid in it: the content of a `bid` event. */
-export interface BidRecord {
-  readonly dspId: string;
-  status: BidStatus;
-  reason?: string;
-  readonly priceMicros?: number;
-  readonly dealId?: string;
-  readonly seat?: string;
-  readonly candidate?: Candidate;
-  readonly elapsedMs: number;
-}
+import { BidRequestBodies, IMP_ID } from '../core/bid-request.builder';
+import type { BidRecord, Candidate } from '../core/candidate';
+import { AnswerOutcome, type BidderAnswer, type BidderCall, type BidderClient } from './bidder.client';
 
 export interface RtbResult {
   readonly candidates: readonly Candidate[];
   readonly records: readonly BidRecord[];
-  /** The bid request each DSP was sent, for tests and debugging. */
-  readonly requests: ReadonlyMap<string, BidRequest>;
   /** Time spent waiting for the DSPs, ms: the part of an ad request that is not ours. */
   readonly waitMs: number;
 }
@@ -50,17 +35,27 @@ const OUTCOME_STATUS: Readonly<Record<Exclude<AnswerOutcome, AnswerOutcome.Answe
 };
 
 /**
- * The RTB half of an auction: one OpenRTB request to every eligible DSP in parallel, each answer
- * read within what is left of `tmax`, every bid validated (part 2.10 and our rules) and its
- * markup checked after macro substitution. A rejected bid is a record with its reason, never a
- * candidate.
+ * The RTB half of an auction: one OpenRTB request to every eligible DSP in parallel (serialised
+ * once), each answer read within what is left of `tmax`, every bid validated (part 2.10 and our
+ * rules) and its markup checked after macro substitution. A rejected bid is a record with its
+ * reason, never a candidate.
  */
 export class RtbDemand {
+  /** Each DSP's seat ids, as the validator takes them. */
+  private readonly seats = new Map<string, string[]>();
+
   constructor(
     private readonly catalog: Catalog,
     private readonly client: BidderClient,
     private readonly options: RtbOptions,
-  ) {}
+  ) {
+    for (const dsp of catalog.document.dsps) {
+      this.seats.set(
+        dsp.id,
+        dsp.seats.map((s) => s.id),
+      );
+    }
+  }
 
   /** The DSPs to ask: not paused, and, for those that want matched users only, matched with this one. */
   eligibleDsps(ctx: AdContext): DspRecord[] {
@@ -75,58 +70,52 @@ export class RtbDemand {
     deadline: number,
     at: AuctionType,
   ): Promise<RtbResult> {
-    const requests = new Map<string, BidRequest>();
+    const bodies = new BidRequestBodies(ctx, { at, tmaxMs: this.options.tmaxMs });
     const sent = performance.now();
-    const answers = await Promise.all(
-      dsps.map((dsp) => {
-        const request = buildBidRequest(ctx, dsp, {
-          at,
-          tmaxMs: this.options.tmaxMs,
-          buyerUid: ctx.viewer.buyerUids?.get(dsp.id),
-        });
-        requests.set(dsp.id, request);
-        const budget = Math.min(dsp.timeoutMs ?? this.options.tmaxMs, deadline - performance.now());
-        return this.client.send(dsp.endpoint, JSON.stringify(request), budget);
-      }),
-    );
+    const calls: BidderCall[] = dsps.map((dsp) => ({
+      endpoint: dsp.endpoint,
+      body: bodies.bodyFor(dsp, ctx.viewer.buyerUids?.get(dsp.id)),
+      timeoutMs: Math.min(dsp.timeoutMs ?? this.options.tmaxMs, deadline - sent),
+    }));
+    const answers = await this.client.sendAll(calls);
     const waitMs = performance.now() - sent;
     const candidates: Candidate[] = [];
     const records: BidRecord[] = [];
-    answers.forEach((answer, i) => {
-      const dsp = dsps[i];
-      const result = this.judge(dsp, requests.get(dsp.id)!, answer);
-      candidates.push(...result.candidates);
-      records.push(...result.records);
-    });
-    return { candidates, records, requests, waitMs };
+    answers.forEach((answer, i) =>
+      this.judge(dsps[i], bodies.requestFor(dsps[i]), answer, candidates, records),
+    );
+    return { candidates, records, waitMs };
   }
 
+  /** Adds a DSP's answer's candidates and records to the auction's. */
   private judge(
     dsp: DspRecord,
     request: BidRequest,
     answer: BidderAnswer,
-  ): { candidates: Candidate[]; records: BidRecord[] } {
+    candidates: Candidate[],
+    records: BidRecord[],
+  ): void {
     const base = { dspId: dsp.id, elapsedMs: answer.elapsedMs };
     if (answer.outcome !== AnswerOutcome.Answered) {
-      return {
-        candidates: [],
-        records: [{ ...base, status: OUTCOME_STATUS[answer.outcome], reason: answer.outcome }],
-      };
+      records.push({ ...base, status: OUTCOME_STATUS[answer.outcome], reason: answer.outcome });
+      return;
     }
     const verdict = validateBidResponse({
       status: answer.status ?? 0,
       body: answer.body,
       request,
-      seats: dsp.seats.map((s) => s.id),
+      seats: this.seats.get(dsp.id) ?? dsp.seats.map((s) => s.id),
     });
-    const records: BidRecord[] = verdict.rejected.map((r) => ({
-      ...base,
-      status: 'rejected',
-      reason: r.reason,
-      priceMicros: r.priceMicros,
-      seat: r.seat,
-    }));
-    const candidates: Candidate[] = [];
+    const before = records.length;
+    for (const r of verdict.rejected) {
+      records.push({
+        ...base,
+        status: 'rejected',
+        reason: r.reason,
+        priceMicros: r.priceMicros,
+        seat: r.seat,
+      });
+    }
     for (const accepted of verdict.accepted) {
       const candidate = this.candidateOf(dsp, request, accepted);
       if (typeof candidate === 'string') {
@@ -143,10 +132,9 @@ export class RtbDemand {
         candidate,
       });
     }
-    if (verdict.noBid !== undefined && records.length === 0) {
+    if (verdict.noBid !== undefined && records.length === before) {
       records.push({ ...base, status: 'no_bid', reason: verdict.noBid });
     }
-    return { candidates, records };
   }
 
   /** The candidate of an accepted bid, or the rejection reason when its markup does not hold. */
@@ -171,7 +159,7 @@ export class RtbDemand {
       if (!native.ok) {
         return native.reason;
       }
-    } else if (!extractMarkup(substituteMacros(adm, macros)).ok) {
+    } else if (!extractMarkupWith(adm, macros).ok) {
       return BidRejectionReason.InvalidMarkup;
     }
     const deal = imp.pmp?.deals?.find((d) => d.id === accepted.dealId);

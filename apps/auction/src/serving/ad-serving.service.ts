@@ -1,23 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
 import type { Catalog } from '@app/catalog';
 import { adRequests } from '@app/observability';
 import { AuctionException, AuctionErrorCode } from '../auction.exception';
-import { AuctionService } from '../auction.service';
+import { AuctionService, FULL_AUCTION, type DecideOptions } from '../auction.service';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
 import type { AdContext, Viewer } from '../core/ad-context';
 import type { AdDecision } from '../core/ad-decision';
-import { decisionEvent } from '../core/auction-events';
+import { DecisionEvents } from '../core/auction-events';
 import { viewerDimensions } from '../core/event-dimensions';
 import { UserSyncService, type SyncUser } from '../sync/user-sync.service';
 import { TrackerDispatcher } from '../tracking/tracker.dispatcher';
 import { attributionWindowHours, DecisionStore } from './decision.store';
 import { EventPublisher } from './event.publisher';
-import { parseTagQuery, queryLength, type TagQuery } from './tag-query.parser';
+import { parseTagQuery, type TagQuery } from './tag-query.parser';
 import { ViewerResolver } from './viewer.resolver';
 
-/** What the controller answers: a redirect, or the transparent pixel when there is no ad. */
+/** What the ad tag answers: a redirect, or the transparent pixel when there is no ad. */
 export interface AdAnswer {
   readonly location?: string;
   readonly setCookie?: string;
@@ -25,10 +25,31 @@ export interface AdAnswer {
   readonly dspWaitMs?: number;
 }
 
+/** An ad tag request as the handler read it: the slot, the query and its raw length. */
+export interface TagRequest {
+  readonly slotId: string;
+  readonly query: TagQuery;
+  readonly queryLength: number;
+  readonly req: IncomingMessage;
+}
+
+/** One request, read: its context, decision key and who is looking. */
+interface ReadRequest {
+  readonly ctx: AdContext;
+  readonly key: string;
+  readonly setCookie?: string;
+  readonly userKeys: readonly string[];
+  readonly syncUser: SyncUser;
+  /** The query was past its limit: house and fallback ads only. */
+  readonly degraded: boolean;
+}
+
 /**
  * The ad tag: `/img` decides (or finds) the ad of a (slot, placement, viewer), counts the view as
  * unique or as a reopen and redirects to the image; `/click` finds the same decision and redirects
- * to its landing page. Events go to the bus and trackers are fired after the answer.
+ * to its landing page. In one direction: read the request, find the decision or run the auction
+ * (which settles into one immutable outcome), keep it, build its events once, publish them, fire
+ * the trackers, answer.
  */
 @Injectable()
 export class AdServingService {
@@ -43,26 +64,23 @@ export class AdServingService {
     private readonly sync: UserSyncService,
   ) {}
 
-  async image(slotId: string, req: Request): Promise<AdAnswer> {
-    const request = this.read(slotId, req);
+  /** `options`: the demand this request may ask, `FULL_AUCTION` unless shed under load. */
+  async image(tag: TagRequest, options: DecideOptions = FULL_AUCTION): Promise<AdAnswer> {
+    const request = this.read('img', tag);
     const { ctx, key } = request;
-    const { decision, dspWaitMs } = await this.decisionFor(request);
+    const found = await this.decisionFor(request, options);
+    const { decision, dspWaitMs } = found;
     if (!decision.filled) {
       adRequests.inc({ endpoint: 'img', result: 'unfilled' });
       return { setCookie: request.setCookie, dspWaitMs };
     }
     const first = await this.decisions.firstView(key);
     adRequests.inc({ endpoint: 'img', result: first ? 'unique' : 'reopen' });
-    const impression = {
-      ...decisionEvent('impression', ctx.now, decision, {
-        ...decision.dimensions,
-        ...viewerDimensions(ctx.viewer),
-      }),
-      reopen: !first,
-      spend_micros: first ? decision.spendMicros : 0,
-      revenue_micros: first ? decision.revenueMicros : 0,
-    };
-    this.events.publish([impression]);
+    // The auction's own request shows its decision to the viewer it was decided for.
+    const events = found.events ?? new DecisionEvents(decision);
+    this.events.publish([
+      events.impression(ctx.now, found.events ? undefined : viewerDimensions(ctx.viewer), first),
+    ]);
     if (first) {
       this.trackers.fire('impression', decision.impressionTrackers);
     }
@@ -70,41 +88,35 @@ export class AdServingService {
     return { location: decision.imageUrl, setCookie: request.setCookie, dspWaitMs };
   }
 
-  async click(slotId: string, req: Request): Promise<AdAnswer> {
-    const request = this.read(slotId, req);
+  async click(tag: TagRequest, options: DecideOptions = FULL_AUCTION): Promise<AdAnswer> {
+    const request = this.read('click', tag);
     const { ctx } = request;
-    const { decision } = await this.decisionFor(request);
+    const { decision } = await this.decisionFor(request, options);
     if (!decision.filled || !decision.clickUrl) {
       adRequests.inc({ endpoint: 'click', result: 'unfilled' });
       return { location: `https://${ctx.publisher.domain}/`, setCookie: request.setCookie };
     }
     adRequests.inc({ endpoint: 'click', result: 'click' });
-    this.events.publish([
-      decisionEvent('click', ctx.now, decision, { ...decision.dimensions, ...viewerDimensions(ctx.viewer) }),
-    ]);
+    this.events.publish([new DecisionEvents(decision).click(ctx.now, viewerDimensions(ctx.viewer))]);
     this.trackers.fire('click', decision.clickTrackers);
     await this.touch('click', decision, request.userKeys, ctx.now);
     return { location: decision.clickUrl, setCookie: request.setCookie };
   }
 
-  private read(slotId: string, req: Request) {
-    const { slot, template, publisher } = this.catalog.slotLineage(slotId);
+  private read(endpoint: 'img' | 'click', tag: TagRequest): ReadRequest {
+    const { slot, template, publisher } = this.catalog.slotLineage(tag.slotId);
     if (!slot || !template || !publisher) {
-      adRequests.inc({
-        endpoint: req.path.startsWith('/click') ? 'click' : 'img',
-        result: 'unknown_ad_slot',
-      });
+      adRequests.inc({ endpoint, result: 'unknown_ad_slot' });
       throw new AuctionException(AuctionErrorCode.UnknownAdSlot, 'no ad slot with that id');
     }
-    const parsed = parseTagQuery(req.query as TagQuery, queryLength(req.originalUrl));
+    const parsed = parseTagQuery(tag.query, tag.queryLength);
     for (const problem of parsed.problems) {
       adRequests.inc({ endpoint: 'tag', result: problem });
     }
     const { viewer, setCookie, userKeys, knownCookie, recipientUserId } = this.viewers.resolve(
-      req,
+      tag.req,
       parsed.tag,
     );
-    const syncUser: SyncUser = { exchangeUuid: knownCookie, recipientUserId, consent: parsed.tag.consent };
     const ctx: AdContext = {
       auctionId: randomUUID(),
       now: this.clock(),
@@ -114,14 +126,24 @@ export class AdServingService {
       tag: parsed.tag,
       viewer,
     };
-    const key = decisionKey(slot.id, parsed.tag.placementId, viewer);
-    return { ctx, key, setCookie, userKeys, syncUser, degraded: parsed.oversized };
+    return {
+      ctx,
+      key: decisionKey(slot.id, parsed.tag.placementId, viewer),
+      setCookie,
+      userKeys,
+      syncUser: { exchangeUuid: knownCookie, recipientUserId, consent: parsed.tag.consent },
+      degraded: parsed.oversized,
+    };
   }
 
-  /** The kept decision of the request's key, or a new auction's, kept unless another won the race. */
+  /**
+   * The kept decision of the request's key, or a new auction's, kept unless another won the race;
+   * a new auction's events are published once it is kept.
+   */
   private async decisionFor(
-    request: ReturnType<AdServingService['read']>,
-  ): Promise<{ decision: AdDecision; dspWaitMs: number }> {
+    request: ReadRequest,
+    options: DecideOptions,
+  ): Promise<{ decision: AdDecision; dspWaitMs: number; events?: DecisionEvents }> {
     const existing = await this.decisions.get(request.key);
     if (existing) {
       await this.sync.bind(request.syncUser);
@@ -129,24 +151,29 @@ export class AdServingService {
     }
     const buyerUids = await this.sync.buyerUids(request.syncUser);
     const ctx = { ...request.ctx, viewer: { ...request.ctx.viewer, buyerUids } };
-    const result = await this.auctions.decide(ctx, { rtb: !request.degraded });
-    const { decision, kept } = await this.decisions.keep(request.key, result.decision);
-    if (kept) {
-      this.events.publish(result.events);
-      if (result.winNotice) {
-        this.trackers.fire('win_notice', [result.winNotice]);
-      }
+    const settled = await this.auctions.decide(
+      ctx,
+      request.degraded ? { rtb: false, direct: false } : options,
+    );
+    const { decision, kept } = await this.decisions.keep(request.key, settled.decision);
+    if (!kept) {
+      return { decision, dspWaitMs: settled.dspWaitMs };
     }
-    return { decision, dspWaitMs: result.dspWaitMs };
+    const events = new DecisionEvents(decision);
+    this.events.publish(events.auction(settled));
+    if (settled.winNotice) {
+      this.trackers.fire('win_notice', [settled.winNotice]);
+    }
+    return { decision, dspWaitMs: settled.dspWaitMs, events };
   }
 
   private async touch(kind: 'click' | 'view', decision: AdDecision, userKeys: readonly string[], now: Date) {
-    const advertiser = this.catalog.advertisers.get(decision.dimensions.advertiser_id);
+    const advertiser = this.catalog.advertisers.get(decision.winner.advertiser_id);
     if (!advertiser) {
       return;
     }
     const hours = attributionWindowHours(advertiser, kind);
-    await this.decisions.touch(kind, advertiser.id, userKeys, { at: now.toISOString(), decision }, hours);
+    await this.decisions.touch(kind, advertiser.id, userKeys, { at: now.getTime(), decision }, hours);
   }
 }
 

@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
 import type { Catalog } from '@app/catalog';
 import { adRequests } from '@app/observability';
 import { AuctionErrorCode, AuctionException } from '../auction.exception';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
-import { decisionEvent } from '../core/auction-events';
+import { decisionEvent, encodeAdEvent } from '../core/auction-events';
 import { attributionWindowHours, DecisionStore, type AttributionTouch } from './decision.store';
 import { EventPublisher } from './event.publisher';
-import { parseTagQuery, type TagQuery } from './tag-query.parser';
+import type { TagRequest } from './ad-serving.service';
+import { parseTagQuery } from './tag-query.parser';
 import { ViewerResolver } from './viewer.resolver';
 
 const ORDER_ID = /^[\x21-\x7e]{1,128}$/;
@@ -31,17 +31,14 @@ export class ConversionService {
     private readonly events: EventPublisher,
   ) {}
 
-  async convert(
-    advertiserId: string,
-    req: Request,
-  ): Promise<{ result: ConversionResult; setCookie?: string }> {
-    const advertiser = this.catalog.advertisers.get(advertiserId);
+  /** `tag.slotId` is the advertiser's id here: the path names the advertiser. */
+  async convert(tag: TagRequest): Promise<{ result: ConversionResult; setCookie?: string }> {
+    const advertiser = this.catalog.advertisers.get(tag.slotId);
     if (!advertiser) {
       throw new AuctionException(AuctionErrorCode.UnknownAdvertiser, 'no advertiser with that id');
     }
-    const query = req.query as TagQuery;
-    const { tag } = parseTagQuery(query, 0);
-    const { userKeys, setCookie } = this.viewers.resolve(req, tag);
+    const { query } = tag;
+    const { userKeys, setCookie } = this.viewers.resolve(tag.req, parseTagQuery(query, 0).tag);
     const now = this.clock();
     const clickHours = attributionWindowHours(advertiser, 'click');
     const viewHours = attributionWindowHours(advertiser, 'view');
@@ -62,7 +59,9 @@ export class ConversionService {
     }
     const result = click ? 'post_click' : 'post_view';
     adRequests.inc({ endpoint: 'conv', result });
-    this.events.publish([{ ...decisionEvent('conversion', now, touch.decision), attribution: result }]);
+    this.events.publish([
+      encodeAdEvent({ ...decisionEvent('conversion', now, touch.decision), attribution: result }),
+    ]);
     return { result, setCookie };
   }
 
@@ -80,9 +79,9 @@ export class ConversionService {
     return touches
       .filter((t): t is AttributionTouch => t !== undefined)
       .filter((t) => {
-        const age = now.getTime() - Date.parse(t.at);
+        const age = now.getTime() - t.at;
         return age >= 0 && age <= windowMs;
       })
-      .sort((a, b) => Date.parse(b.at) - Date.parse(a.at))[0];
+      .sort((a, b) => b.at - a.at)[0];
   }
 }

@@ -7,7 +7,8 @@ import { AUCTION_CONFIG } from '../auction.tokens';
 
 /** A view or click remembered for conversion attribution. */
 export interface AttributionTouch {
-  readonly at: string;
+  /** When, epoch milliseconds. */
+  readonly at: number;
   readonly decision: AdDecision;
 }
 

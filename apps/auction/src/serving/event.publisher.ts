@@ -1,13 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import {
-  EVENT_BUS,
-  TOPIC_BY_TYPE,
-  toMessage,
-  type AdEvent,
-  type EventBus,
-  type OutgoingMessage,
-} from '@app/events';
+import { EVENT_BUS, TOPIC_BY_TYPE, type EventBus, type OutgoingMessage } from '@app/events';
 import { eventPublishFailures } from '@app/observability';
+import type { EncodedEvent } from '../core/auction-events';
 
 /** How long events wait to be sent together, and how many at most. */
 const LINGER_MS = 5;
@@ -32,14 +26,15 @@ export class EventPublisher implements OnApplicationShutdown {
 
   constructor(@Inject(EVENT_BUS) private readonly bus: EventBus) {}
 
-  publish(events: readonly AdEvent[]): void {
+  publish(events: readonly EncodedEvent[]): void {
     for (const event of events) {
       const topic = TOPIC_BY_TYPE[event.type];
+      const message: OutgoingMessage = { key: event.key, value: event.value };
       const queue = this.buffer.get(topic);
       if (queue) {
-        queue.push(toMessage(event));
+        queue.push(message);
       } else {
-        this.buffer.set(topic, [toMessage(event)]);
+        this.buffer.set(topic, [message]);
       }
       this.buffered += 1;
     }

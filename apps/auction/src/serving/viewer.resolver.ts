@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
 import { EMPTY_GEO, clientAddress, resolveDevice, type GeoResolver } from '@app/audience';
 import type { AuctionConfig } from '../auction.config';
 import { AUCTION_CONFIG, GEO_RESOLVER } from '../auction.tokens';
@@ -34,7 +35,7 @@ export class ViewerResolver {
     @Inject(GEO_RESOLVER) private readonly geo: GeoResolver,
   ) {}
 
-  resolve(req: Request, tag: Pick<TagParameters, 'recipient'>): ResolvedViewer {
+  resolve(req: IncomingMessage, tag: Pick<TagParameters, 'recipient'>): ResolvedViewer {
     const ip = clientAddress(
       req.socket.remoteAddress,
       header(req, 'x-forwarded-for'),
@@ -45,7 +46,7 @@ export class ViewerResolver {
     const knownCookie = cookie !== undefined && UUID.test(cookie) ? cookie : undefined;
     const cookieId = knownCookie ?? randomUUID();
     const secure =
-      req.protocol === 'https' ||
+      (req.socket as TLSSocket).encrypted === true ||
       (this.config.TRUSTED_PROXY_HOPS > 0 && header(req, 'x-forwarded-proto') === 'https');
     const recipientId = tag.recipient ? this.userIdOf(tag.recipient) : undefined;
     const device = resolveDevice(userAgent);
@@ -86,7 +87,7 @@ export function userCookie(id: string, secure: boolean): string {
   return `${USER_COOKIE}=${id}; Max-Age=${YEAR_SECONDS}; Path=/; HttpOnly; ${site}`;
 }
 
-function header(req: Request, name: string): string | undefined {
+function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
