@@ -100,7 +100,7 @@ describe('OpenAPI description of the reporting API, and its documentation page [
   });
 
   it('lists every result code with its HTTP status and message, and a response for each status', () => {
-    // The statuses and meanings of the README's table, written out in @app/testing: not the
+    // The statuses and meanings of docs/reporting-api.md's table, written out in @app/testing: not the
     // functions that build this document.
     const codes = doc.components.schemas.ResultCode;
     expect(codes.enum).toEqual(ALL_CODES);

@@ -1,7 +1,7 @@
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { BaseSettings, Secret } from '@app/config';
 
-/** The auction app's configuration, read from the environment (see the README). */
+/** The auction app's configuration, read from the environment (docs/operations.md#configuration). */
 export class AuctionConfig extends BaseSettings {
   @IsString()
   @MinLength(1)

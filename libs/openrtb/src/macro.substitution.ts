@@ -17,7 +17,10 @@ interface MacroDefinition {
   readonly value: (values: MacroValues) => string;
 }
 
-/** The substitution macros of spec part 6, by name: the substitution is derived from this table. */
+/**
+ * The substitution macros of bidding spec part 6 (docs/specification-notes.md#bidding-part-6), by name: the
+ * substitution is derived from this table.
+ */
 export const AUCTION_MACROS = {
   AUCTION_ID: { description: 'Id of the bid request', value: (v) => v.auctionId },
   AUCTION_IMP_ID: { description: 'Id of the won impression (impid)', value: (v) => v.impId },
@@ -49,8 +52,9 @@ function urlSafe(value: string): string {
 }
 
 /**
- * Substitutes the part 6 macros wherever they occur ("without regard to syntax"), in one pass:
- * a value that itself reads `${AUCTION_PRICE}` stays as it is (and is encoded anyway).
+ * Substitutes the bidding part 6 macros (docs/specification-notes.md#bidding-part-6) wherever they occur
+ * ("without regard to syntax"), in one pass: a value that itself reads `${AUCTION_PRICE}` stays as it is (and
+ * is encoded anyway).
  */
 export function substituteMacros(text: string, values: MacroValues): string {
   return text.replace(MACRO_PATTERN, (_match, name: AuctionMacro) =>

@@ -38,10 +38,10 @@ function byPrice(a: Candidate, b: Candidate): number {
 }
 
 /**
- * The decision order of the README: the highest price among direct campaigns and valid RTB bids
- * wins; when none bids, a house ad fills the slot, then a fallback ad. A direct winner pays its
- * strategy's CPM. An RTB winner pays its bid in a first-price auction (`at` = 1); in a second-price
- * auction (`at` = 2) it pays the higher of the second price and its floor, plus one cent, never
+ * The decision order of docs/exchange.md#demand-and-the-decision-order: the highest price among direct
+ * campaigns and valid RTB bids wins; when none bids, a house ad fills the slot, then a fallback ad. A direct
+ * winner pays its strategy's CPM. An RTB winner pays its bid in a first-price auction (`at` = 1); in a
+ * second-price auction (`at` = 2) it pays the higher of the second price and its floor, plus one cent, never
  * more than its bid. House and fallback ads pay nothing. Stable: equal inputs give equal outcomes.
  */
 export function decideAuction(

@@ -11,7 +11,10 @@ import {
 import type { AuctionType } from './auction';
 import type { AdContext } from './ad-context';
 
-/** Part 2.3: every creative type but 2 (XHTML banner) is blocked; email shows images, not scripts. */
+/**
+ * Bidding part 2.3 (docs/specification-notes.md#bidding-part-2-3): every creative type but 2 (XHTML banner)
+ * is blocked; email shows images, not scripts.
+ */
 export const BLOCKED_BANNER_TYPES = [1, 3, 4];
 
 /** OpenRTB 2.5 table 5.21, from our device types. */
@@ -35,10 +38,11 @@ export interface BidRequestOptions {
 const nonEmpty = (value: string): string | undefined => (value === '' ? undefined : value);
 
 /**
- * The OpenRTB 2.5 bid request of part 2 for one ad request: one banner impression whose `tagid`
- * is the ad slot, floors in USD CPM, the slot's deals, the publisher as site, the viewer as device
- * and user. Fields we do not know are left out rather than sent empty. `user` comes last, so that
- * a DSP's `buyeruid` can be spliced into the serialised request (see `BidRequestBodies`).
+ * The OpenRTB 2.5 bid request of bidding part 2 (docs/specification-notes.md#bidding-part-2) for one ad
+ * request: one banner impression whose `tagid` is the ad slot, floors in USD CPM, the slot's deals, the
+ * publisher as site, the viewer as device and user. Fields we do not know are left out rather than sent
+ * empty. `user` comes last, so that a DSP's `buyeruid` can be spliced into the serialised request (see
+ * `BidRequestBodies`).
  */
 export function buildBidRequest(ctx: AdContext, dsp: DspRecord, options: BidRequestOptions): BidRequest {
   const { slot, publisher, template, viewer } = ctx;

@@ -6,7 +6,10 @@ import type { Candidate } from './candidate';
 /** Dimension values are bounded like the event schema's (256 characters). */
 const clip = (value: string): string => (value.length > 256 ? value.slice(0, 256) : value);
 
-/** The viewer's part of part 2.2's dimensions: geo and device. */
+/**
+ * The viewer's part of reporting part 2.2's dimensions (docs/specification-notes.md#reporting-part-2-2): geo
+ * and device.
+ */
 export type ViewerDimensions = Pick<
   EventDimensions,
   'country' | 'region' | 'metro' | 'zip' | 'device_maker' | 'device_model' | 'device_type' | 'os' | 'browser'
@@ -40,7 +43,10 @@ export const NO_WINNER: WinnerDimensions = Object.freeze({
   creative_id: '',
 });
 
-/** The dimensions of part 2.2 an auction's events share: the slot and its lineage, the tag, the viewer. */
+/**
+ * The dimensions of reporting part 2.2 (docs/specification-notes.md#reporting-part-2-2) an auction's events
+ * share: the slot and its lineage, the tag, the viewer.
+ */
 export function contextDimensionsOf(ctx: AdContext): ContextDimensions {
   const [segmentKey, segmentValue] = ctx.tag.keyValues[0] ?? ['', ''];
   return {

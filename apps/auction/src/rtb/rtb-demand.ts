@@ -35,10 +35,10 @@ const OUTCOME_STATUS: Readonly<Record<Exclude<AnswerOutcome, AnswerOutcome.Answe
 };
 
 /**
- * The RTB half of an auction: one OpenRTB request to every eligible DSP in parallel (serialised
- * once), each answer read within what is left of `tmax`, every bid validated (part 2.10 and our
- * rules) and its markup checked after macro substitution. A rejected bid is a record with its
- * reason, never a candidate.
+ * The RTB half of an auction: one OpenRTB request to every eligible DSP in parallel (serialised once), each
+ * answer read within what is left of `tmax`, every bid validated (bidding part 2.10,
+ * docs/specification-notes.md#bidding-part-2-10, and our rules) and its markup checked after macro
+ * substitution. A rejected bid is a record with its reason, never a candidate.
  */
 export class RtbDemand {
   /** Each DSP's seat ids, as the validator takes them. */
