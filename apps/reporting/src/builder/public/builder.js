@@ -1,8 +1,8 @@
 /*
  * The report builder: a form over the catalogue of /builder/catalog.json that runs POST /api.
  *
- * The page signs every request itself, as part 5 of the specification says a client does:
- * hash = SHA-1(token + seed), with a fresh seed per request, seed = max(last seed + 1, now),
+ * The page signs every request itself, as part 5 of the reporting specification says a client does
+ * (docs/specification-notes.md#reporting-part-5): hash = SHA-1(token + seed), with a fresh seed per request, seed = max(last seed + 1, now),
  * "now" being the service's clock (read from the catalogue, then kept with the page's monotonic
  * clock), and at most one request a second. The token lives in one variable of this closure: it
  * is never sent, never written to storage, the URL or the DOM, and is gone when the page is.
