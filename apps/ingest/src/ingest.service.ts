@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import {
   DEAD_LETTER_TOPIC,
   EVENT_BUS,
@@ -16,7 +17,9 @@ import {
   ingestedEvents,
   replayedEvents,
 } from '@app/observability';
-import { REPORT_STORE, type OffsetEvent, type ReportStore } from '@app/report-store';
+import { REPORT_STORE, type IngestResult, type OffsetEvent, type ReportStore } from '@app/report-store';
+import { IngestProgress } from './ingest-progress';
+import { INGEST_RETRY_MAX_MS } from './ingest.tokens';
 
 /**
  * The most events one INSERT carries (but for the rest of a frame); a larger batch is stored in
@@ -24,10 +27,17 @@ import { REPORT_STORE, type OffsetEvent, type ReportStore } from '@app/report-st
  */
 const MAX_EVENTS_PER_INSERT = 50_000;
 
+/** The first pause before a refused block is tried again; each further try waits twice as long. */
+const FIRST_RETRY_MS = 250;
+
 /**
  * Stores event batches. A message that does not parse or validate goes to the dead-letter topic
  * with its reason and never blocks its partition; the valid rest is stored with the source's
- * offsets, so a redelivered batch changes nothing.
+ * offsets, so a redelivered batch changes nothing. A block the store refuses (ClickHouse down, a
+ * view that throws) is tried again here, after a pause that doubles up to `retryMaxMs`, for as
+ * long as this consumer owns the partition: the batch is never handed back to the consumer for a
+ * store failure (kafkajs then stopped fetching altogether, all partitions, while the process lived:
+ * docs/exactness.md), only when its signal is aborted.
  */
 @Injectable()
 export class IngestService {
@@ -36,6 +46,8 @@ export class IngestService {
   constructor(
     @Inject(EVENT_BUS) private readonly bus: EventBus,
     @Inject(REPORT_STORE) private readonly store: ReportStore,
+    @Optional() private readonly progress: IngestProgress = new IngestProgress(),
+    @Optional() @Inject(INGEST_RETRY_MAX_MS) private readonly retryMaxMs: number = 5_000,
   ) {}
 
   async handle(batch: DeliveredBatch): Promise<void> {
@@ -52,9 +64,7 @@ export class IngestService {
       do {
         batch.signal.throwIfAborted();
         const end = frameEnd(batch.messages, from, MAX_EVENTS_PER_INSERT);
-        const result = await this.store.ingest(batch.source, this.parse(batch, from, end, rejected), {
-          signal: batch.signal,
-        });
+        const result = await this.storeBlock(batch, from, end, rejected);
         stored += result.stored;
         ingestedEvents.inc({ topic: batch.topic }, result.stored);
         if (result.skipped > 0) {
@@ -78,6 +88,38 @@ export class IngestService {
       this.logger.warn(
         `${rejected.length} message(s) of ${batch.topic}/${batch.partition} sent to ${DEAD_LETTER_TOPIC}`,
       );
+    }
+  }
+
+  /** Stores `messages[from, end)`, trying again after each refusal until stored or aborted. */
+  private async storeBlock(
+    batch: DeliveredBatch,
+    from: number,
+    end: number,
+    rejected: OutgoingMessage[],
+  ): Promise<IngestResult> {
+    for (let attempt = 1; ; attempt += 1) {
+      const rejectedBefore = rejected.length;
+      try {
+        const result = await this.store.ingest(batch.source, this.parse(batch, from, end, rejected), {
+          signal: batch.signal,
+        });
+        this.progress.stored();
+        return result;
+      } catch (error) {
+        // The try parses the block again: its rejects are counted once.
+        rejected.length = rejectedBefore;
+        if (batch.signal.aborted) {
+          throw error;
+        }
+        this.progress.failed();
+        const pause = Math.min(FIRST_RETRY_MS * 2 ** Math.min(attempt - 1, 30), this.retryMaxMs);
+        this.logger.warn(
+          `events ${describeBatch(batch)} from ${batch.messages[from]?.offset ?? '-'} not stored (try ${attempt}), ` +
+            `trying again in ${pause} ms: ${(error as Error).message}`,
+        );
+        await sleep(pause, undefined, { signal: batch.signal });
+      }
     }
   }
 

@@ -15,7 +15,15 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, 'ingest');
   logger.info({ config: describeConfig(config) }, 'starting');
   const reportStore = await reportStoreFrom(config);
-  const bus = eventBusFrom(config, (message) => logger.warn(message));
+  const bus = eventBusFrom(
+    config,
+    (message) => logger.warn(message),
+    (error) => {
+      // kafkajs will not restart this consumer: only a new process consumes again.
+      logger.fatal({ err: error }, 'the event consumer stopped for good; exiting for a restart');
+      process.exit(1);
+    },
+  );
   const app = await startHttpApp(IngestModule.forRoot({ config, bus, reportStore }), {
     host: config.INGEST_HOST,
     port: config.INGEST_PORT,

@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { sealedDays, storeMaintenanceFailures } from '@app/observability';
+import { sealPassDuration, sealedDays, storeMaintenanceFailures } from '@app/observability';
 import { REPORT_STORE, type ReportStore } from '@app/report-store';
 import { INGEST_CONFIG, INGEST_CLOCK, type Clock } from './ingest.tokens';
 import type { IngestConfig } from './ingest.config';
@@ -83,7 +83,8 @@ export class StoreMaintenanceService implements OnApplicationBootstrap, OnApplic
   }
 
   private async seal(): Promise<void> {
-    const result = await this.store.seal(this.clock());
+    const timer = sealPassDuration.startTimer();
+    const result = await this.store.seal(this.clock()).finally(() => timer());
     if (result.sealed.length > 0) {
       sealedDays.inc(result.sealed.length);
       this.logger.log(`sealed ${result.sealed.join(', ')} (${result.final} closed day(s) already final)`);

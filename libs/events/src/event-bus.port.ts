@@ -47,6 +47,11 @@ export interface EventBus {
   subscribe(groupId: string, topics: readonly string[], handler: BatchHandler): Promise<Subscription>;
   /** Resolves when every message published so far has been handled by every subscriber. */
   drain(): Promise<void>;
+  /**
+   * Whether messages wait for this bus's subscribers: published and not yet handled (in process),
+   * or past the committed offsets of its groups (Kafka). Rejects when the bus cannot tell.
+   */
+  pending(): Promise<boolean>;
   close(): Promise<void>;
 }
 

@@ -133,6 +133,10 @@ export class InProcessEventBus implements EventBus {
     };
   }
 
+  pending(): Promise<boolean> {
+    return Promise.resolve(!this.isIdle());
+  }
+
   async drain(): Promise<void> {
     if (this.isIdle()) {
       return;

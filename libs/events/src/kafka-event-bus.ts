@@ -49,6 +49,12 @@ export interface KafkaBusOptions {
    */
   readonly producers?: number;
   readonly onWarning?: (message: string) => void;
+  /**
+   * A consumer stopped for good: kafkajs crashed it and will not restart it (an error it does not
+   * retry). Its partitions are left to the group's other members; a process that consumes alone
+   * should exit so that its supervisor starts it again.
+   */
+  readonly onConsumerStopped?: (error: Error) => void;
 }
 
 export const KAFKA_COMPRESSIONS = ['gzip', 'none'] as const;
@@ -190,6 +196,11 @@ export class KafkaEventBus implements EventBus {
       retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 5_000 },
     });
     const fence = new ConsumerFence(consumer, timings);
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart && !this.closed) {
+        this.options.onConsumerStopped?.(payload.error);
+      }
+    });
     await consumer.connect();
     for (const topic of topics) {
       await consumer.subscribe({ topic: this.onCluster(topic), fromBeginning: true });
@@ -237,6 +248,10 @@ export class KafkaEventBus implements EventBus {
         await consumer.disconnect();
       },
     };
+  }
+
+  async pending(): Promise<boolean> {
+    return !(await this.caughtUp());
   }
 
   /** Resolves once the spool is empty and every group has committed up to the end of its topics. */

@@ -59,7 +59,35 @@ export const ingestFailures = once(
   () =>
     new Counter({
       name: 'adx_ingest_failures_total',
-      help: 'Batches that failed to store and will be redelivered',
+      help: 'Batches given up part-way (their partition lost, the bus closing) and left to be delivered again',
+    }),
+);
+
+export const ingestRetries = once(
+  'adx_ingest_retries_total',
+  () =>
+    new Counter({
+      name: 'adx_ingest_retries_total',
+      help: 'Blocks of events the report store refused, tried again after a pause',
+    }),
+);
+
+export const ingestLastProgress = once(
+  'adx_ingest_last_progress_timestamp_seconds',
+  () =>
+    new Gauge({
+      name: 'adx_ingest_last_progress_timestamp_seconds',
+      help: 'When the ingest last stored a block of events or found nothing waiting (UNIX time)',
+    }),
+);
+
+export const sealPassDuration = once(
+  'adx_seal_pass_duration_seconds',
+  () =>
+    new Histogram({
+      name: 'adx_seal_pass_duration_seconds',
+      help: 'Duration of a pass of the closed-day sealer, failed ones included',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
     }),
 );
 

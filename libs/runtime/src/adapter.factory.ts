@@ -36,7 +36,11 @@ export function reportStoreFrom(settings: StoreSettings, queryTimeoutMs = 30_000
   });
 }
 
-export function eventBusFrom(settings: BaseSettings, onWarning?: (message: string) => void): EventBus {
+export function eventBusFrom(
+  settings: BaseSettings,
+  onWarning?: (message: string) => void,
+  onConsumerStopped?: (error: Error) => void,
+): EventBus {
   if (!settings.KAFKA_BROKERS) {
     return new InProcessEventBus();
   }
@@ -52,6 +56,7 @@ export function eventBusFrom(settings: BaseSettings, onWarning?: (message: strin
     compression: settings.KAFKA_COMPRESSION,
     producers: settings.KAFKA_PRODUCERS,
     onWarning,
+    onConsumerStopped,
   });
 }
 

@@ -32,6 +32,7 @@ import { identifier, stringLiteral, tabSeparatedField } from './clickhouse-liter
 import { migrateClickHouse } from './clickhouse-migrator';
 import { buildClickHouseQuery, rollupDimensionFor } from './clickhouse-query.builder';
 import { ClosedDaySealer, dayOfPartition } from './closed-day.sealer';
+import { tierTable } from '../query-predicates';
 
 export interface ClickHouseStoreOptions {
   readonly url: string;
@@ -54,6 +55,11 @@ export interface ClickHouseStoreOptions {
    * contract suite and the benchmark set it to false to compare the two paths on the same data.
    */
   readonly inexactRollup?: boolean;
+  /**
+   * How old a sealer's staging table must be before a seal pass takes it as left by a dead sealer
+   * and drops it (10 minutes by default: longer than any day's recompute or month's copy).
+   */
+  readonly stagingAbandonedAfterMs?: number;
 }
 
 /** The columns the ingest writes to events_raw (clickhouse/001_events_raw.sql), in its order. */
@@ -166,6 +172,8 @@ export class ClickHouseReportStore implements ReportStore {
   /** The newest day `inexact_monthly` holds whole, when it was read, and a read under way. */
   private monthly?: { readonly through: string | undefined; readonly readAt: number };
   private monthlyRead?: Promise<void>;
+  /** A seal pass this store runs because a report found replaced rows back (`readableTables`). */
+  private healing?: Promise<unknown>;
 
   constructor(private readonly options: ClickHouseStoreOptions) {
     this.client = createClient({
@@ -274,9 +282,45 @@ export class ClickHouseReportStore implements ReportStore {
   async seal(now: Date): Promise<SealResult> {
     this.assertOpen();
     try {
-      return await new ClosedDaySealer(this.client, this.options.database).seal(now);
+      return await this.sealer().seal(now);
     } catch (error) {
       throw classify(error, 'seal');
+    }
+  }
+
+  private sealer(): ClosedDaySealer {
+    return new ClosedDaySealer(this.client, this.options.database, this.options.stagingAbandonedAfterMs);
+  }
+
+  /**
+   * Makes the tables `query` reads safe to read: a restarted ClickHouse may have loaded again the
+   * parts a seal's swap had replaced (see `ClosedDaySealer`), and until the day is sealed again it
+   * would count twice. Such days are sealed again here, by one pass at a time, before the report
+   * reads them; if they are still there after it, the report fails (code Unavailable) rather than
+   * answer a number counted twice. One small read of the marker rows' granules otherwise.
+   */
+  private async readableTables(query: StoreStreamQuery, monthlyThrough: string | undefined): Promise<void> {
+    const tables =
+      query.tier === 'inexact' &&
+      this.options.inexactRollup !== false &&
+      rollupDimensionFor(query) !== undefined
+        ? ['inexact_daily', ...(monthlyThrough === undefined ? [] : ['inexact_monthly'])]
+        : [tierTable(query.tier)];
+    const sealer = this.sealer();
+    const ghosts = () => sealer.ghostDays(tables, query.range.start, query.range.end);
+    if ((await ghosts()).length === 0) {
+      return;
+    }
+    this.healing ??= sealer.seal(new Date()).finally(() => {
+      this.healing = undefined;
+    });
+    await this.healing;
+    const left = await ghosts();
+    if (left.length > 0) {
+      throw new ReportStoreException(
+        ReportStoreErrorCode.Unavailable,
+        `days being sealed again after a ClickHouse restart: ${left.join(', ')}`,
+      );
     }
   }
 
@@ -304,6 +348,7 @@ export class ClickHouseReportStore implements ReportStore {
     let result: ResultSet<'JSONEachRow'> | undefined;
     try {
       const monthlyThrough = await budget.wait(() => this.monthlyThrough(query));
+      await budget.wait(() => this.readableTables(query, monthlyThrough));
       result = await budget.wait(() =>
         this.client.query({
           query: buildClickHouseQuery(query, { inexactRollup: this.options.inexactRollup, monthlyThrough }),

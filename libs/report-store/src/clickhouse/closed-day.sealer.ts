@@ -22,6 +22,13 @@ interface SealedTier {
   readonly columns: readonly string[];
   readonly reads: readonly string[];
   readonly select: (day: string, raw: string) => string;
+  /**
+   * A String key column that the day's marker row fills with a token of its own seal, so that the
+   * markers of two seals are two rows that no merge sums into one (`markerToken`).
+   */
+  readonly markerColumn: string;
+  /** A condition on the leading key columns that holds for the marker rows: their few granules. */
+  readonly markerKey: string;
 }
 
 const exactTier: SealedTier = {
@@ -32,6 +39,8 @@ const exactTier: SealedTier = {
     `SELECT event_date, ${EXACT_KEY_FIELDS.join(', ')}, ${MEASURE_NAMES.map((m) => `sum(${m})`).join(', ')}, toUInt64(0), toUInt64(0)
      FROM ${raw} WHERE event_date = toDate(${stringLiteral(day)})
      GROUP BY event_date, ${EXACT_KEY_FIELDS.join(', ')}`,
+  markerColumn: 'publisher_id',
+  markerKey: `publisher_id >= 'seal:' AND publisher_id < 'seal;'`,
 };
 
 const inexactTier: SealedTier = {
@@ -42,6 +51,8 @@ const inexactTier: SealedTier = {
     `SELECT event_date, hour, ${INEXACT_FIELDS.join(', ')}, ${MEASURE_NAMES.map((m) => `sum(${m} * sample_weight)`).join(', ')}, toUInt64(0), toUInt64(0)
      FROM ${raw} WHERE event_date = toDate(${stringLiteral(day)}) AND sample_weight > 0
      GROUP BY event_date, hour, ${INEXACT_FIELDS.join(', ')}`,
+  markerColumn: 'publisher_id',
+  markerKey: `hour = 0 AND publisher_id >= 'seal:' AND publisher_id < 'seal;'`,
 };
 
 const rollupKey = ['pair.1', 'pair.2', ...ROLLUP_SCOPE_FIELDS].join(', ');
@@ -68,6 +79,16 @@ const rollupTier: SealedTier = {
      FROM ${raw} ARRAY JOIN ${ROLLUP_PAIRS_SQL} AS pair
      WHERE event_date = toDate(${stringLiteral(day)}) AND sample_weight > 0
      GROUP BY event_date, ${rollupKey}`,
+  markerColumn: 'value',
+  markerKey: `dimension = ''`,
+};
+
+/** Where each table's marker rows are, for the check a report makes (`ClosedDaySealer.ghostDays`). */
+export const MARKER_KEYS: Readonly<Record<string, string>> = {
+  exact_daily: exactTier.markerKey,
+  inexact_sample: inexactTier.markerKey,
+  inexact_daily: rollupTier.markerKey,
+  inexact_monthly: `dimension = '' AND side = ''`,
 };
 
 /**
@@ -80,8 +101,11 @@ const MAX_LISTED_DUPLICATES = 4_096;
 /** The cityHash64 of each event id a day holds more than once (decimal), or `many`. */
 type Duplicates = readonly string[] | 'many';
 
-/** Staging tables are named `seal_<ms since epoch>_<random>`; ones older than this were abandoned. */
-const ABANDONED_AFTER_MS = 10 * 60_000;
+/**
+ * Staging tables are named `seal_<ms since epoch>_<random>`; by default one older than this was
+ * left by a sealer that died (a day's recompute or a month's copy takes seconds, not minutes).
+ */
+export const STAGING_ABANDONED_AFTER_MS = 10 * 60_000;
 
 /**
  * The day's raw rows, one per event id, as the FROM of a tier reading `columns`. A clean day is
@@ -110,11 +134,45 @@ function rawRows(day: string, duplicates: Duplicates, columns: readonly string[]
 /** Days as a ClickHouse list of Date literals, for `day IN (...)`. */
 const dateList = (days: readonly string[]) => days.map((d) => `toDate(${stringLiteral(d)})`).join(', ');
 
-const stagingName = () => `seal_${Date.now()}_${randomBytes(6).toString('hex')}`;
+/** A staging table's name: `seal_<ms since epoch>_<random>`, or `seal_month_...` for a month's copy. */
+const stagingName = (kind: 'day' | 'month' = 'day') =>
+  `seal_${kind === 'month' ? 'month_' : ''}${Date.now()}_${randomBytes(6).toString('hex')}`;
+
+/** The key value of a seal's marker row: its mark and a token no other seal has. */
+const markerToken = (mark: string) => `seal:${mark}:${randomBytes(6).toString('hex')}`;
 
 /** The day of a daily partition's id (`20261123` is `2026-11-23`). */
 export const dayOfPartition = (partitionId: string) =>
   `${partitionId.slice(0, 4)}-${partitionId.slice(4, 6)}-${partitionId.slice(6, 8)}`;
+
+/**
+ * A day of a sealed table as its marker rows say: the mark when there is exactly one marker, else
+ * `none` (never sealed) or `ghost` (two seals' rows at once: see `ClosedDaySealer`).
+ */
+export type SealState = string;
+
+/**
+ * The SELECT of each day's seal state and live rows in `table` (`sealStateOf` reads its rows). The
+ * monthly copy (and a staging copy of it) holds its markers on side '' only.
+ */
+const sealStateSql = (table: string, days: readonly string[]) =>
+  `SELECT toString(day) AS d, toString(max(seal_mark)) AS mark, countIf(seal_mark > 0) AS markers,
+     toString(sum(live_rows)) AS live
+   FROM ${table} WHERE ${isMonthlyCopy(table) ? "side = '' AND " : ''}day IN (${dateList(days)}) GROUP BY day`;
+
+const isMonthlyCopy = (table: string) => table === 'inexact_monthly' || table.startsWith('seal_month_');
+
+interface SealStateRow {
+  readonly d: string;
+  readonly mark: string;
+  readonly markers: string | number;
+  readonly live: string;
+}
+
+const sealStateOf = (row: SealStateRow): SealState => {
+  const markers = Number(row.markers);
+  return markers === 0 ? 'none' : markers === 1 ? row.mark : 'ghost';
+};
 
 /**
  * Seals closed days: recomputes a day's exact, inexact and rollup rows from its raw rows, one per
@@ -131,27 +189,27 @@ export const dayOfPartition = (partitionId: string) =>
  * alone, each swap is atomic, and a marker never claims a block its content was not computed from.
  * After the days, the months of the rollup's copy that hold a day sealed since are copied again
  * (`copyMonths`).
+ *
+ * A swap does not survive every restart: on a plain MergeTree, ClickHouse (18.16 and releases up to
+ * 2026) only deactivates the parts `REPLACE PARTITION` replaced, and deletes them from disk minutes
+ * later (`old_parts_lifetime`); a server killed or restarted before then loads them again beside
+ * their replacement, so the day holds two seals' rows. Each marker row therefore carries a token of
+ * its own seal in a key column (`markerToken`): two seals' markers stay two rows, and a day with
+ * more than one marker (`ghost`) is sealed again, which replaces every part it holds. Before a day's
+ * first swap, a placeholder marker goes in with the views' rows it replaces, so that their return
+ * makes two markers as well (and brings live rows, which reseal the day by themselves).
  */
 export class ClosedDaySealer {
   constructor(
     private readonly client: ClickHouseClient,
     private readonly database: string,
+    private readonly stagingAbandonedAfterMs = STAGING_ABANDONED_AFTER_MS,
   ) {}
 
   async seal(now: Date): Promise<SealResult> {
     await this.dropAbandonedStaging();
     const today = now.toISOString().slice(0, 10);
-    const rawMarks = new Map<string, string>();
-    // Newest first: yesterday is the day people are waiting for.
-    for (const { id, mark } of await this.rows<{ id: string; mark: string }>(
-      `SELECT partition_id AS id, max(max_block_number) AS mark FROM system.parts
-       WHERE database = ${stringLiteral(this.database)} AND table = 'events_raw' AND active
-       GROUP BY partition_id ORDER BY partition_id DESC`,
-    )) {
-      if (/^\d{8}$/.test(id) && dayOfPartition(id) < today) {
-        rawMarks.set(dayOfPartition(id), String(mark));
-      }
-    }
+    const rawMarks = await this.rawMarks(today);
     if (rawMarks.size === 0) {
       return { sealed: [], final: 0 };
     }
@@ -159,14 +217,14 @@ export class ClosedDaySealer {
     // Looked up once per day and pass: every tier of the day is read with the same list.
     const duplicates = new Map<string, Duplicates>();
     for (const tier of [exactTier, inexactTier, rollupTier]) {
-      const state = await this.tierState(tier, [...rawMarks.keys()]);
+      const state = await this.tierState(tier.table, [...rawMarks.keys()]);
       for (const [day, mark] of rawMarks) {
         const s = state.get(day);
         if (s?.sealed !== mark || s.live !== '0') {
           if (!duplicates.has(day)) {
             duplicates.set(day, await this.duplicatedIdHashes(day));
           }
-          await this.sealDay(tier, day, mark, rawRows(day, duplicates.get(day)!, tier.reads));
+          await this.sealDay(tier, day, mark, rawRows(day, duplicates.get(day)!, tier.reads), s?.sealed);
           stale.add(day);
         }
       }
@@ -176,18 +234,54 @@ export class ClosedDaySealer {
   }
 
   /**
+   * The days in `[from, to]` whose rows in one of `tables` hold more than one seal: parts a swap had
+   * replaced, loaded again by a restarted ClickHouse. A report must not read them until they are
+   * sealed again. Reads the marker rows' granules only (`MARKER_KEYS`). Every swap replaces a
+   * partition that holds a marker (`sealDay` puts one in before a day's first seal), so the parts it
+   * replaced hold one too, and coming back they make two.
+   */
+  async ghostDays(tables: readonly string[], from: string, to: string): Promise<string[]> {
+    const ghosts = await Promise.all(
+      tables.map((table) =>
+        this.rows<{ d: string }>(
+          `SELECT toString(day) AS d FROM ${table}
+           WHERE day >= toDate(${stringLiteral(from)}) AND day <= toDate(${stringLiteral(to)}) AND ${MARKER_KEYS[table]}
+           GROUP BY day HAVING countIf(seal_mark > 0) > 1`,
+        ),
+      ),
+    );
+    return [...new Set(ghosts.flat().map(({ d }) => d))].sort();
+  }
+
+  /** The highest raw block of each closed day (the mark a seal of it would carry), newest first. */
+  private async rawMarks(today: string): Promise<Map<string, string>> {
+    const rawMarks = new Map<string, string>();
+    // Newest first: yesterday is the day people are waiting for.
+    for (const { id, mark } of await this.rows<{ id: string; mark: string }>(
+      `SELECT partition_id AS id, toString(max(max_block_number)) AS mark FROM system.parts
+       WHERE database = ${stringLiteral(this.database)} AND table = 'events_raw' AND active
+       GROUP BY partition_id ORDER BY partition_id DESC`,
+    )) {
+      if (/^\d{8}$/.test(id) && dayOfPartition(id) < today) {
+        rawMarks.set(dayOfPartition(id), String(mark));
+      }
+    }
+    return rawMarks;
+  }
+
+  /**
    * Rebuilds each month of `inexact_monthly` (clickhouse/009_inexact_monthly.sql) where a closed day
-   * of `days` has a seal marker other than the rollup's: a day sealed for the first time or again.
-   * Oldest month first, so that every month before the newest marker there is a copy (the reports
-   * read the days up to that marker from it). Months past the raw retention are no longer sealed
-   * and keep the copy they have.
+   * of `days` has a seal state other than the rollup's: a day sealed for the first time or again,
+   * or a copy holding two seals of a day. Oldest month first, so that every month before the newest
+   * marker there is a copy (the reports read the days up to that marker from it). Months past the
+   * raw retention are no longer sealed and keep the copy they have.
    */
   private async copyMonths(days: readonly string[], today: string): Promise<void> {
-    const daily = await this.markers('inexact_daily', days);
-    const monthly = await this.markers('inexact_monthly', days);
+    const daily = await this.tierState('inexact_daily', days);
+    const monthly = await this.tierState('inexact_monthly', days);
     const months = new Set<string>();
-    for (const [day, mark] of daily) {
-      if (monthly.get(day) !== mark) {
+    for (const [day, { sealed }] of daily) {
+      if (sealed !== 'none' && monthly.get(day)?.sealed !== sealed) {
         months.add(day.slice(0, 7));
       }
     }
@@ -200,13 +294,15 @@ export class ClosedDaySealer {
    * The month's closed days (`days` are those of them with raw events), as the rollup holds them
    * now, swapped in whole. Two sealers may copy a month at once: a copy is not swapped in over one
    * holding a newer seal of any of its days (seal markers only grow), so the month never loses a day
-   * it had; the next pass copies what is left.
+   * it had; the next pass copies what is left. A copy of a rollup that holds two seals of a day is
+   * not swapped in either (the rollup is sealed again first), and a day of the copy holding two
+   * seals never blocks a swap.
    */
   private async copyMonth(month: string, days: readonly string[], today: string): Promise<void> {
     const closed = days.filter((day) => day.startsWith(month));
     const [year, number] = month.split('-').map(Number);
     const next = new Date(Date.UTC(year, number, 1)).toISOString().slice(0, 10);
-    const staging = stagingName();
+    const staging = stagingName('month');
     await this.command(`CREATE TABLE ${staging} AS inexact_monthly`);
     try {
       // Each side (clickhouse/009_inexact_monthly.sql) in one read: the account column a side sums
@@ -227,10 +323,14 @@ export class ClosedDaySealer {
            AND (side = '' OR dimension != '')
          GROUP BY ${key.join(', ')}`,
       );
-      const staged = await this.markers(staging, closed);
-      const current = await this.markers('inexact_monthly', closed);
-      for (const [day, mark] of current) {
-        if (BigInt(mark) > BigInt(staged.get(day) ?? '0')) {
+      const staged = await this.tierState(staging, closed);
+      const current = await this.tierState('inexact_monthly', closed);
+      for (const [day, { sealed }] of staged) {
+        if (sealed === 'ghost') {
+          return;
+        }
+        const held = current.get(day)?.sealed ?? 'none';
+        if (held !== 'none' && held !== 'ghost' && BigInt(held) > BigInt(sealed === 'none' ? 0 : sealed)) {
           return;
         }
       }
@@ -242,23 +342,11 @@ export class ClosedDaySealer {
     }
   }
 
-  /** The seal marker of each of `days` that a rollup table holds one for. */
-  private async markers(table: string, days: readonly string[]): Promise<Map<string, string>> {
-    const rows = await this.rows<{ d: string; mark: string }>(
-      `SELECT toString(day) AS d, toString(sum(seal_mark)) AS mark FROM ${table}
-       WHERE dimension = '' AND seal_mark > 0 AND day IN (${dateList(days)})
-       GROUP BY day`,
-    );
-    return new Map(rows.map((r) => [r.d, r.mark]));
-  }
-
   /**
    * The hash of every event id the day holds more than once, or `many` past MAX_LISTED_DUPLICATES.
-   * Grouping the day's ids by their UInt64 hash was the cheapest lookup on 18.16: 0.2 s for a
-   * million events, as long as counting them with FINAL (which only tells whether there are any)
-   * and half as long as grouping by the String; and the list's length does not depend on the ids'.
-   * An id that only shares its hash with a duplicated one is read one row per id with it, which it
-   * is anyway (`rawRows`).
+   * Grouping the day's ids by their UInt64 hash was the cheapest lookup on 18.16 (BENCHMARKS.md),
+   * and the list's length does not depend on the ids'. An id that only shares its hash with a
+   * duplicated one is read one row per id with it, which it is anyway (`rawRows`).
    */
   private async duplicatedIdHashes(day: string): Promise<Duplicates> {
     // As text: a UInt64 past 2^53 would lose digits as a JSON number.
@@ -269,26 +357,37 @@ export class ClosedDaySealer {
     return hashes.length > MAX_LISTED_DUPLICATES ? 'many' : hashes.map(({ h }) => BigInt(h).toString());
   }
 
-  /** Per day: the marker and the rows the views added since the swap. */
+  /** Per day of a sealed table (a tier, the monthly copy or a staging copy): its seal and live rows. */
   private async tierState(
-    tier: SealedTier,
+    table: string,
     days: readonly string[],
-  ): Promise<Map<string, { sealed: string; live: string }>> {
-    // Not aliased `day`: an alias would shadow the column in WHERE.
-    const rows = await this.rows<{ d: string; sealed: string; live: string }>(
-      `SELECT toString(day) AS d, sum(seal_mark) AS sealed, sum(live_rows) AS live FROM ${tier.table}
-       WHERE day IN (${dateList(days)}) GROUP BY day`,
-    );
-    return new Map(rows.map((r) => [r.d, { sealed: String(r.sealed), live: String(r.live) }]));
+  ): Promise<Map<string, { sealed: SealState; live: string }>> {
+    const rows = await this.rows<SealStateRow>(sealStateSql(table, days));
+    return new Map(rows.map((r) => [r.d, { sealed: sealStateOf(r), live: r.live }]));
   }
 
-  private async sealDay(tier: SealedTier, day: string, mark: string, raw: string): Promise<void> {
+  private async sealDay(
+    tier: SealedTier,
+    day: string,
+    mark: string,
+    raw: string,
+    sealed: SealState | undefined,
+  ): Promise<void> {
+    if (sealed === undefined || sealed === 'none') {
+      // The views' rows this first swap replaces would come back without a marker (see the class):
+      // a placeholder marker among them (mark 1, below any seal's) makes their return a second one.
+      await this.command(
+        `INSERT INTO ${tier.table} (day, ${tier.markerColumn}, seal_mark)
+         VALUES (toDate(${stringLiteral(day)}), ${stringLiteral(markerToken('first'))}, 1)`,
+      );
+    }
     const staging = stagingName();
     await this.command(`CREATE TABLE ${staging} AS ${tier.table}`);
     try {
       await this.command(`INSERT INTO ${staging} (${tier.columns.join(', ')}) ${tier.select(day, raw)}`);
       await this.command(
-        `INSERT INTO ${staging} (day, seal_mark) VALUES (toDate(${stringLiteral(day)}), ${BigInt(mark)})`,
+        `INSERT INTO ${staging} (day, ${tier.markerColumn}, seal_mark)
+         VALUES (toDate(${stringLiteral(day)}), ${stringLiteral(markerToken(mark))}, ${BigInt(mark)})`,
       );
       await this.command(
         `ALTER TABLE ${tier.table} REPLACE PARTITION ID ${stringLiteral(day.replaceAll('-', ''))} FROM ${staging}`,
@@ -298,14 +397,17 @@ export class ClosedDaySealer {
     }
   }
 
-  /** Staging tables of a sealer that died between CREATE and DROP. */
+  /**
+   * Staging tables of a sealer that died between CREATE and DROP. None is ever swapped in by another
+   * sealer: each swaps only the table it filled, after filling it.
+   */
   private async dropAbandonedStaging(): Promise<void> {
     const tables = await this.rows<{ name: string }>(
       `SELECT name FROM system.tables WHERE database = ${stringLiteral(this.database)} AND name LIKE 'seal%'`,
     );
     for (const { name } of tables) {
-      const created = Number(/^seal_(\d+)_[0-9a-f]+$/.exec(name)?.[1]);
-      if (created > 0 && Date.now() - created > ABANDONED_AFTER_MS) {
+      const created = Number(/^seal_(?:month_)?(\d+)_[0-9a-f]+$/.exec(name)?.[1]);
+      if (created > 0 && Date.now() - created >= this.stagingAbandonedAfterMs) {
         await this.command(`DROP TABLE IF EXISTS ${name}`);
       }
     }
