@@ -54,12 +54,13 @@ export class IngestService {
     const rejected: OutgoingMessage[] = [];
     let stored = 0;
     try {
-      // In offset order, each block with its offset: a block stored stays stored when a later one
-      // fails, so a batch of 90,000 events that keeps being cut off (a slow store, a lost
-      // partition) still moves forward instead of starting over every time. A block ends at a
-      // frame's end (its events share one offset), and is parsed as the store reads it (ClickHouse:
-      // as the INSERT streams): parsing a whole fetch at once held the event loop for seconds, and
-      // the consumer's heartbeats with it, and kept every parsed event alive until the insert.
+      // In offset order, each block with its offset: a block stored stays stored when a later one fails, so a
+      // large batch (tens of thousands of events) that keeps being cut off (a slow store, a lost partition)
+      // still moves forward instead of starting over every time. A block ends at a frame's end (its events
+      // share one offset), and is parsed as the store reads it (ClickHouse: as the INSERT streams): parsing a
+      // whole fetch at once held the event loop long enough for the consumer's heartbeats to miss the fence's
+      // lease (bench/journal/pipeline.md, "frames, streamed inserts"), and kept every parsed event alive
+      // until the insert.
       let from = 0;
       do {
         batch.signal.throwIfAborted();

@@ -42,10 +42,10 @@ export interface KafkaBusOptions {
   /** How the producer compresses its batches: gzip (the default) or none. */
   readonly compression?: KafkaCompression;
   /**
-   * Idempotent producers sending at once, each for the partitions `p` with `p % producers` its
-   * index (4 by default, one per partition of the default topics): one keeps a single request in
-   * flight (kafkajs holds a lock per broker from encoding to acknowledgement), so another encodes
-   * and compresses while it waits. 1,000,000 events: 93,209/s with one, 105,757-106,467 with four.
+   * Idempotent producers sending at once, each for the partitions `p` with `p % producers` its index (4 by
+   * default, one per partition of the default topics): one keeps a single request in flight (kafkajs holds a
+   * lock per broker from encoding to acknowledgement), so another encodes and compresses while it waits. The
+   * rates with one and with four: bench/journal/pipeline.md ("four producers, fastest gzip").
    */
   readonly producers?: number;
   readonly onWarning?: (message: string) => void;

@@ -80,9 +80,10 @@ export const RAW_COLUMNS: [string, ...string[]] = [
 ];
 
 /**
- * Rows handed to a TabSeparated INSERT a chunk at a time, each chunk built in a turn of the event
- * loop of its own: the client reads the stream as fast as it can, and built at once a block of
- * 50,000 rows held the loop (and the consumer's heartbeats) for over a second.
+ * Rows handed to a TabSeparated INSERT a chunk at a time, each chunk built in a turn of the event loop of its
+ * own: the client reads the stream as fast as it can, and built at once a block held the loop long enough for
+ * the consumer's heartbeats to miss the fence's lease (measured in bench/journal/pipeline.md, "frames,
+ * streamed inserts").
  */
 class RowStream extends Readable {
   private building = false;
@@ -189,8 +190,8 @@ export class ClickHouseReportStore implements ReportStore {
   }
 
   async migrate(): Promise<void> {
-    // Not the query timeout: a migration may copy whole tables (006 rolls up the sample: 80 s for
-    // 50 million events on 2 busy cores), and a client that gave up would leave the server copying
+    // Not the query timeout: a migration may copy whole tables (006 rolls up the sample: over a minute for 50
+    // million events, bench/journal/reports.md), and a client that gave up would leave the server copying
     // while the next start runs the migration again.
     const client = (database?: string) =>
       createClient({

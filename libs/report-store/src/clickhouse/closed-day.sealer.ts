@@ -343,9 +343,9 @@ export class ClosedDaySealer {
   }
 
   /**
-   * The hash of every event id the day holds more than once, or `many` past MAX_LISTED_DUPLICATES.
-   * Grouping the day's ids by their UInt64 hash was the cheapest lookup on 18.16 (BENCHMARKS.md),
-   * and the list's length does not depend on the ids'. An id that only shares its hash with a
+   * The hash of every event id the day holds more than once, or `many` past MAX_LISTED_DUPLICATES. Grouping
+   * the day's ids by their UInt64 hash was the cheapest lookup on 18.16 (bench/journal/pipeline.md,
+   * "Sealing"), and the list's length does not depend on the ids'. An id that only shares its hash with a
    * duplicated one is read one row per id with it, which it is anyway (`rawRows`).
    */
   private async duplicatedIdHashes(day: string): Promise<Duplicates> {
