@@ -1,55 +1,15 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DEMO_CATALOG_PATH } from '@app/catalog';
 import { toMessage, TOPIC_BY_TYPE, type AdEvent } from '@app/events';
 import { createLogger } from '@app/observability';
 import { listeningPort } from '@app/runtime';
 import { inject } from 'vitest';
-import { FIXED_NOW, ReportClient, STACK, requireOrSkip } from '@app/testing';
+import { FIXED_NOW, ReportClient, STACK, requireOrSkip, writeTestCatalog } from '@app/testing';
 import { startEmbeddedSystem, type EmbeddedSystem } from '@apps/main';
 
-export const USERS = {
-  pub: { id: 'demo-pub', token: 'demo-pub-token' },
-  pub2: { id: 'demo-pub-2', token: 'demo-pub-2-token' },
-  adv: { id: 'demo-adv', token: 'demo-adv-token' },
-  lite: { id: 'demo-adv-lite', token: 'demo-adv-lite-token' },
-  disabled: { id: 'test-disabled', token: 'test-disabled-token' },
-  suspended: { id: 'test-suspended', token: 'test-suspended-token' },
-  noApi: { id: 'test-noapi', token: 'test-noapi-token' },
-} as const;
-
-/**
- * The demo catalog plus the users that only tests need: disabled, suspended, without API access.
- * `change` edits the document before it is written (DSP endpoints of a test's simulators).
- */
-export function writeTestCatalog(change: (doc: any) => void = () => undefined): string {
-  const doc = JSON.parse(readFileSync(DEMO_CATALOG_PATH, 'utf8'));
-  doc.accounts.push({
-    id: 'acc-pub-suspended',
-    name: 'Suspended Publisher',
-    kind: 'publisher',
-    status: 'suspended',
-  });
-  const user = (id: string, accountId: string, extra: object = {}) => ({
-    id,
-    accountId,
-    token: `${id}-token`,
-    variant: 'full',
-    status: 'active',
-    apiAccess: true,
-    ...extra,
-  });
-  doc.users.push(
-    user('test-disabled', 'acc-pub-1', { status: 'disabled' }),
-    user('test-suspended', 'acc-pub-suspended'),
-    user('test-noapi', 'acc-pub-1', { apiAccess: false }),
-  );
-  change(doc);
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'adx-catalog-')), 'catalog.json');
-  writeFileSync(file, JSON.stringify(doc));
-  return file;
-}
+/** The users of the reporting API the suites sign as, and the catalog that adds the test-only ones. */
+export { TEST_USERS as USERS, writeTestCatalog } from '@app/testing';
 
 export type Mode = 'embedded' | 'distributed';
 

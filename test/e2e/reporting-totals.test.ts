@@ -1,10 +1,7 @@
-import { setTimeout } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCatalog } from '@app/catalog';
-import { generateDemoTraffic } from '@app/demo-traffic';
-import { TOPIC_BY_TYPE, toMessage, type OutgoingMessage } from '@app/events';
 import { ReportCode, roundDecimal } from '@app/report-model';
-import { FIXED_NOW, demoEvents } from '@app/testing';
+import { FIXED_NOW, demoEvents, startBackgroundIngest } from '@app/testing';
 import { modes, publishEvents, startReporting, USERS, type RunningReporting } from './reporting-system';
 
 /**
@@ -157,32 +154,9 @@ for (const mode of modes()) {
       `answers ${REQUESTS_PER_SHAPE} requests of each of ${SHAPES.length} shapes with totals equal to the rows' sums`,
       { timeout: 300_000 },
       async () => {
-        let ingesting = true;
-        let batches = 0;
-        // Yesterday's traffic, a fresh slice per batch (the seed names the event ids), published on
-        // the bus every 50 ms without waiting for it to be stored: the ingest writes while reports read.
-        const ingest = (async () => {
-          while (ingesting) {
-            const events = generateDemoTraffic(catalog, {
-              days: 1,
-              eventsPerDay: 60,
-              now: FIXED_NOW,
-              seed: 1_000 + batches,
-            });
-            const byTopic = new Map<string, OutgoingMessage[]>();
-            for (const event of events) {
-              const topic = TOPIC_BY_TYPE[event.type];
-              byTopic.set(topic, [...(byTopic.get(topic) ?? []), toMessage(event)]);
-            }
-            for (const [topic, messages] of byTopic) {
-              await api.system.bus.publish(topic, messages);
-            }
-            batches += 1;
-            await setTimeout(50);
-          }
-          await api.system.settle();
-        })();
-
+        // Yesterday's traffic published on the bus every 50 ms without waiting for it to be stored:
+        // the ingest writes while the reports read.
+        const ingest = startBackgroundIngest(api.system.bus, catalog, FIXED_NOW);
         const failures: string[] = [];
         const seenTotals = SHAPES.map(() => new Set<string>());
         try {
@@ -202,22 +176,21 @@ for (const mode of modes()) {
               const records = response.json<Row[]>();
               seenTotals[s].add(JSON.stringify(records[shape.totals === 'top' ? 0 : records.length - 1]));
               for (const problem of disagreements(shape, records)) {
-                failures.push(`${shape.name} #${i} (after ${batches} batches): ${problem}`);
+                failures.push(`${shape.name} #${i} (after ${ingest.batches} batches): ${problem}`);
               }
             }
           }
         } finally {
-          ingesting = false;
-          await ingest;
+          await ingest.stop();
         }
         console.log(
-          `totals [${mode}]: ${REQUESTS_PER_SHAPE * SHAPES.length} reports, ${batches} batches published meanwhile, ` +
+          `totals [${mode}]: ${REQUESTS_PER_SHAPE * SHAPES.length} reports, ${ingest.batches} batches published meanwhile, ` +
             `distinct totals per shape ${seenTotals.map((s) => s.size).join(', ')}`,
         );
         expect(failures.slice(0, 10), `${failures.length} reports disagree with themselves`).toEqual([]);
         // The data did change under the requests: each shape saw different totals (the inexact ones
         // on ClickHouse change less often: yesterday is read from the monthly copy, rebuilt at each seal).
-        expect(batches).toBeGreaterThan(10);
+        expect(ingest.batches).toBeGreaterThan(10);
         for (const [s, shape] of SHAPES.entries()) {
           expect(seenTotals[s].size, shape.name).toBeGreaterThan(1);
         }

@@ -6,3 +6,6 @@ export * from './openrtb-schema';
 export * from './private-stack';
 export * from './clickhouse-fixtures';
 export * from './result-code-table';
+export * from './test-catalog';
+export * from './background-ingest';
+export * from './reporting-fuzz';
