@@ -86,4 +86,19 @@ export class AuctionConfig extends BaseSettings {
   @Min(0)
   @Max(1_000_000)
   AD_TAG_LOG_EVERY = 1000;
+
+  /**
+   * Event loop lag past which new auctions are shed to direct, house and fallback demand (no RTB),
+   * ms; 0 turns shedding off. Keep it well under tmax: the lag delays every DSP answer's reading.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  AUCTION_SHED_LAG_MS = 20;
+
+  /** Auctions waiting for DSPs at once, past which a new one is shed. */
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  AUCTION_MAX_IN_FLIGHT = 1000;
 }

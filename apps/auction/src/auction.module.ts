@@ -16,6 +16,7 @@ import { AdServingService } from './serving/ad-serving.service';
 import { ConversionService } from './serving/conversion.service';
 import { DecisionStore } from './serving/decision.store';
 import { EventPublisher } from './serving/event.publisher';
+import { LoadShedder } from './serving/load-shedder';
 import { NativeCreativeService } from './serving/native-creative.service';
 import { NativeImageController } from './serving/native-image.controller';
 import { ViewerResolver } from './serving/viewer.resolver';
@@ -59,6 +60,7 @@ export class AuctionModule {
         ConversionService,
         DecisionStore,
         EventPublisher,
+        LoadShedder,
         NativeCreativeService,
         TrackerDispatcher,
         UserSyncService,

@@ -61,6 +61,11 @@ export class AuctionService implements OnApplicationShutdown {
     this.rtb = new RtbDemand(catalog, this.client, { tmaxMs: config.AUCTION_TMAX_MS });
   }
 
+  /** Whether the catalog holds direct, house or fallback ads of that size (an ad without RTB). */
+  hasCatalogDemand(size: string): boolean {
+    return this.demand.hasDemand(size);
+  }
+
   async onApplicationShutdown(): Promise<void> {
     await this.client.close();
   }

@@ -28,11 +28,14 @@ async function main(): Promise<void> {
       highVolumePaths: AD_TAG_PATHS,
     },
   );
+  // Exits once everything is closed (events flushed, connections ended), which is also when a
+  // profiler started with --cpu-prof writes its profile.
   process.once('SIGTERM', () => {
     void app
       .close()
       .then(() => bus.close())
-      .then(() => stateStore.close());
+      .then(() => stateStore.close())
+      .then(() => process.exit(0));
   });
 }
 

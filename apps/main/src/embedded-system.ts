@@ -42,7 +42,9 @@ export async function startEmbeddedSystem(
 ): Promise<EmbeddedSystem> {
   const reportingConfig = loadConfig(ReportingConfig, env);
   const ingestConfig = loadConfig(IngestConfig, env);
-  const auctionConfig = loadConfig(AuctionConfig, env);
+  // The auction shares this process's event loop with the ingest and the reporting, whose work
+  // would read as the auction's overload: no shedding here unless asked for.
+  const auctionConfig = loadConfig(AuctionConfig, { AUCTION_SHED_LAG_MS: '0', ...env });
   const catalog = catalogFrom(reportingConfig);
   const reportStore = await reportStoreFrom(reportingConfig, reportingConfig.QUERY_TIMEOUT_MS);
   const stateStore = stateStoreFrom(reportingConfig);

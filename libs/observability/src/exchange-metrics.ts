@@ -1,4 +1,4 @@
-import { Counter, register } from 'prom-client';
+import { Counter, Histogram, register } from 'prom-client';
 
 /** The registered metric of that name, or a new one: apps sharing a process share metrics. */
 function once<T>(name: string, create: () => T): T {
@@ -12,5 +12,25 @@ export const dspLateAnswers = once(
     new Counter({
       name: 'adx_dsp_late_answers_total',
       help: 'DSP answers read to their end after their auction stopped waiting for them (counted as timeouts)',
+    }),
+);
+
+export const auctionsShed = once(
+  'adx_auctions_shed_total',
+  () =>
+    new Counter({
+      name: 'adx_auctions_shed_total',
+      help: 'New auctions decided without RTB (direct, house and fallback demand only) because the exchange was overloaded, by reason',
+      labelNames: ['reason'],
+    }),
+);
+
+export const eventLoopLag = once(
+  'adx_event_loop_lag_seconds',
+  () =>
+    new Histogram({
+      name: 'adx_event_loop_lag_seconds',
+      help: 'How late a 10 ms timer fires: what every timer and every socket read of the process waits',
+      buckets: [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1],
     }),
 );

@@ -73,6 +73,11 @@ export class CatalogDemand {
     return { paid, fill };
   }
 
+  /** Whether any direct, house or fallback strategy has a creative of that size. */
+  hasDemand(size: string): boolean {
+    return (this.bySize.get(size)?.length ?? 0) > 0;
+  }
+
   creative(creativeId: string): CreativeRecord | undefined {
     return this.catalog.creatives.get(creativeId);
   }

@@ -14,6 +14,7 @@ import { UserSyncService, type SyncUser } from '../sync/user-sync.service';
 import { TrackerDispatcher } from '../tracking/tracker.dispatcher';
 import { attributionWindowHours, DecisionStore } from './decision.store';
 import { EventPublisher } from './event.publisher';
+import { LoadShedder } from './load-shedder';
 import { parseTagQuery, type TagQuery } from './tag-query.parser';
 import { ViewerResolver } from './viewer.resolver';
 
@@ -62,6 +63,7 @@ export class AdServingService {
     private readonly events: EventPublisher,
     private readonly trackers: TrackerDispatcher,
     private readonly sync: UserSyncService,
+    private readonly shedder: LoadShedder,
   ) {}
 
   /** `options`: the demand this request may ask, `FULL_AUCTION` unless shed under load. */
@@ -151,10 +153,22 @@ export class AdServingService {
     }
     const buyerUids = await this.sync.buyerUids(request.syncUser);
     const ctx = { ...request.ctx, viewer: { ...request.ctx.viewer, buyerUids } };
-    const settled = await this.auctions.decide(
-      ctx,
-      request.degraded ? { rtb: false, direct: false } : options,
-    );
+    // Under overload the DSPs are not asked: the request is decided at once on the rest.
+    const rtb =
+      options.rtb &&
+      !request.degraded &&
+      this.shedder.admit(this.auctions.hasCatalogDemand(request.ctx.slot.size));
+    let settled;
+    try {
+      settled = await this.auctions.decide(ctx, {
+        rtb,
+        direct: options.direct && !request.degraded,
+      });
+    } finally {
+      if (rtb) {
+        this.shedder.release();
+      }
+    }
     const { decision, kept } = await this.decisions.keep(request.key, settled.decision);
     if (!kept) {
       return { decision, dspWaitMs: settled.dspWaitMs };
