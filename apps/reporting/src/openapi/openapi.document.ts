@@ -1,5 +1,7 @@
 import {
   ATTRIBUTES,
+  FIRST_SUPPORTED_DAY,
+  LAST_SUPPORTED_DAY,
   METRICS,
   REPORT_TYPES,
   ReportCode,
@@ -269,8 +271,7 @@ function requestSchema(options: OpenApiOptions): Record<string, unknown> {
       startDate: {
         type: 'string',
         maxLength: 100,
-        description:
-          'First day, before today (UTC): `YYYY-MM-DD`, an absolute or relative date expression (`yesterday`, `-7 days`, `first day of last month`), or `[first|last] day of [this|last|previous|next] [week|isoweek|quarter|year]`.',
+        description: `First day, before today (UTC): \`YYYY-MM-DD\`, an absolute or relative date expression (\`yesterday\`, \`-7 days\`, \`first day of last month\`), or \`[first|last] day of [this|last|previous|next] [week|isoweek|quarter|year]\`. The day must be from ${FIRST_SUPPORTED_DAY} to ${LAST_SUPPORTED_DAY}; an expression naming another, or not understood, is refused with 903.`,
         examples: ['2026-11-01', '-7 days', 'first day of last month'],
       },
       endDate: {
