@@ -18,13 +18,13 @@ export enum ShedReason {
 }
 
 /**
- * Decides whether a new auction may ask the DSPs. An event loop that runs behind fires the
- * auctions' timers late and reads the DSPs' answers later still, so that past saturation every
- * auction waits longer and loses more answers (the collapse of BENCHMARKS.md). The loop's lag is
- * sampled every 10 ms; each sample over `AUCTION_SHED_LAG_MS` cuts the share of new auctions let
- * through (multiplicatively), each sample under it raises the share (additively), so that the
- * share settles where the loop keeps up. A request not let through is decided at once on direct,
- * house and fallback demand (an ad, never an error) and counted in `adx_auctions_shed_total`.
+ * Decides whether a new auction may ask the DSPs. An event loop that runs behind fires the auctions' timers
+ * late and reads the DSPs' answers later still, so that past saturation every auction waits longer and loses
+ * more answers (the collapse measured in bench/journal/exchange.md). The loop's lag is sampled every 10 ms;
+ * each sample over `AUCTION_SHED_LAG_MS` cuts the share of new auctions let through (multiplicatively), each
+ * sample under it raises the share (additively), so that the share settles where the loop keeps up. A request
+ * not let through is decided at once on direct, house and fallback demand (an ad, never an error) and counted
+ * in `adx_auctions_shed_total`.
  */
 @Injectable()
 export class LoadShedder implements OnApplicationShutdown {
