@@ -1,5 +1,31 @@
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { availableParallelism } from 'node:os';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  Validate,
+  ValidatorConstraint,
+  type ValidationArguments,
+  type ValidatorConstraintInterface,
+} from 'class-validator';
 import { BaseSettings, Secret } from '@app/config';
+
+/** Workers share decisions, first views and syncs only through a shared state store. */
+@ValidatorConstraint({ name: 'workersNeedSharedState' })
+class WorkersNeedSharedState implements ValidatorConstraintInterface {
+  validate(workers: number, args: ValidationArguments): boolean {
+    return workers <= 1 || Boolean((args.object as AuctionConfig).REDIS_URL);
+  }
+
+  defaultMessage(): string {
+    return 'AUCTION_WORKERS above 1 needs REDIS_URL: each worker would keep decisions of its own';
+  }
+}
 
 /** The auction app's configuration, read from the environment (docs/operations.md#configuration). */
 export class AuctionConfig extends BaseSettings {
@@ -101,4 +127,22 @@ export class AuctionConfig extends BaseSettings {
   @Min(1)
   @Max(1_000_000)
   AUCTION_MAX_IN_FLIGHT = 1000;
+
+  /**
+   * Processes serving the auction, each with its own event loop, sharing the port (`node:cluster`)
+   * and their state through Redis. 0: one per core when REDIS_URL is set, else one.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(256)
+  @Validate(WorkersNeedSharedState)
+  AUCTION_WORKERS = 0;
+}
+
+/** How many auction processes to run: `AUCTION_WORKERS`, or its default. */
+export function auctionWorkers(config: AuctionConfig): number {
+  if (config.AUCTION_WORKERS > 0) {
+    return config.AUCTION_WORKERS;
+  }
+  return config.REDIS_URL ? availableParallelism() : 1;
 }

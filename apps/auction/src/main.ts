@@ -1,15 +1,30 @@
 import 'reflect-metadata';
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
 import { GeoResolver } from '@app/audience';
 import { describeConfig, loadConfig } from '@app/config';
-import { createLogger } from '@app/observability';
+import { createLogger, joinClusterMetrics, serveClusterMetrics } from '@app/observability';
 import { catalogFrom, eventBusFrom, startHttpApp, stateStoreFrom } from '@app/runtime';
-import { AuctionConfig } from './auction.config';
+import { AuctionConfig, auctionWorkers } from './auction.config';
 import { AD_TAG_PATHS, AuctionModule } from './auction.module';
+
+/** How long the primary waits for its workers to close before it ends them. */
+const SHUTDOWN_WAIT_MS = 15_000;
+/** A worker that died is started again after this pause (a crash loop stays slow). */
+const RESTART_DELAY_MS = 1000;
 
 async function main(): Promise<void> {
   const config = loadConfig(AuctionConfig, process.env);
   const logger = createLogger(config.LOG_LEVEL, 'auction');
-  logger.info({ config: describeConfig(config) }, 'starting');
+  const workers = auctionWorkers(config);
+  if (workers > 1 && cluster.isPrimary) {
+    logger.info({ config: describeConfig(config), workers }, 'starting workers');
+    return supervise(workers, logger);
+  }
+  if (cluster.isPrimary) {
+    logger.info({ config: describeConfig(config) }, 'starting');
+  }
+  joinClusterMetrics();
   const bus = eventBusFrom(config, (message) => logger.warn(message));
   const stateStore = stateStoreFrom(config);
   const app = await startHttpApp(
@@ -36,6 +51,43 @@ async function main(): Promise<void> {
       .then(() => bus.close())
       .then(() => stateStore.close())
       .then(() => process.exit(0));
+  });
+}
+
+/**
+ * The primary of `AUCTION_WORKERS` processes: starts them (they share the listening port), starts
+ * again one that dies, gathers their metrics for `/metrics`, and on SIGTERM closes them all, each
+ * as a single process closes, before it exits.
+ */
+function supervise(workers: number, logger: Logger): void {
+  serveClusterMetrics();
+  let stopping = false;
+  const start = (): Worker => cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      return;
+    }
+    logger.error({ pid: worker.process.pid, code, signal }, 'auction worker died: starting another');
+    setTimeout(start, RESTART_DELAY_MS);
+  });
+  for (let i = 0; i < workers; i += 1) {
+    start();
+  }
+  process.once('SIGTERM', () => {
+    stopping = true;
+    const all = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    const exited = all.map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
+    for (const worker of all) {
+      worker.process.kill('SIGTERM');
+    }
+    const deadline = setTimeout(() => {
+      logger.error('auction workers did not close in time: ending them');
+      all.forEach((w) => w.process.kill('SIGKILL'));
+    }, SHUTDOWN_WAIT_MS);
+    void Promise.all(exited).then(() => {
+      clearTimeout(deadline);
+      process.exit(0);
+    });
   });
 }
 

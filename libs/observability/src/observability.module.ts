@@ -18,6 +18,7 @@ import {
 } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { register } from 'prom-client';
+import { exposedMetrics } from './cluster-metrics';
 
 export const HEALTH_CHECKS = Symbol('HEALTH_CHECKS');
 
@@ -69,7 +70,7 @@ export class MetricsController {
   @HttpCode(200)
   @Header('Content-Type', register.contentType)
   metrics(): Promise<string> {
-    return register.metrics();
+    return exposedMetrics();
   }
 }
 
