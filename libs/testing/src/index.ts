@@ -9,3 +9,4 @@ export * from './result-code-table';
 export * from './test-catalog';
 export * from './background-ingest';
 export * from './reporting-fuzz';
+export * from './tier-oracle';

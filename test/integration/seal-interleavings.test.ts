@@ -1,0 +1,162 @@
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AdEvent } from '@app/events';
+import { ClickHouseReportStore, ClosedDaySealer } from '@app/report-store';
+import {
+  PrivateStack,
+  makeEvent,
+  requireOrSkip,
+  stackServersInstalled,
+  tiersAgainstRaw,
+  unsealedDays,
+} from '@app/testing';
+
+/**
+ * The sealer stopped at every step of a pass, as a `kill -9` would stop it (a sealer keeps no state
+ * but what it wrote to ClickHouse, so stopping its statements at step k leaves what a kill there
+ * leaves), sometimes followed by a ClickHouse kill and restart (which loads again the parts a swap
+ * had replaced), then a new sealer's pass: every tier must equal a recomputation from the raw
+ * events, whatever step was the last. Between rounds, late events make every day stale again.
+ */
+
+const NOW = new Date('2026-11-03T00:00:05.000Z');
+const DAYS = ['2026-10-31', '2026-11-01', '2026-11-02'];
+/** Steps after which ClickHouse is also killed: the kill and restart take seconds each. */
+const CLICKHOUSE_KILLS = new Set([4, 13, 22]);
+
+/** A ClickHouse client whose `command` fails from the `stopAt`-th call on: a sealer killed there. */
+function stoppingClient(
+  client: ClickHouseClient,
+  stopAt: number,
+): { client: ClickHouseClient; ran: () => number } {
+  let calls = 0;
+  const proxy = new Proxy(client, {
+    get(target, property, receiver) {
+      if (property === 'command') {
+        return (params: Parameters<ClickHouseClient['command']>[0]) => {
+          calls += 1;
+          if (calls >= stopAt) {
+            return Promise.reject(new Error(`sealer killed before statement ${calls}`));
+          }
+          return target.command(params);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { client: proxy, ran: () => Math.min(calls, stopAt - 1) };
+}
+
+function eventsOf(round: number, count: number): AdEvent[] {
+  return Array.from({ length: count }, (_, i) =>
+    makeEvent({
+      event_id: `r${round}-${i}`,
+      ts: `${DAYS[i % DAYS.length]}T${String(i % 24).padStart(2, '0')}:15:00.000Z`,
+      type: (['impression', 'impression', 'click', 'conversion'] as const)[i % 4],
+      publisher_id: ['pub-1', 'pub-2'][i % 2],
+      advertiser_id: ['adv-1', 'adv-2', 'adv-3'][i % 3],
+      country: ['US', 'FR', 'DE'][i % 3],
+      zip: String(10_000 + (i % 17)),
+      spend_micros: 1_000 + i,
+    }),
+  );
+}
+
+describe.runIf(
+  requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-server and java for a private stack'),
+)('a sealer stopped at any step, with ClickHouse restarts', () => {
+  const database = `adx_test_${process.pid}_${Date.now()}_interleave`;
+  let stack: PrivateStack;
+
+  beforeAll(async () => {
+    stack = await PrivateStack.create('interleave');
+    stack.up('clickhouse');
+  }, 240_000);
+  afterAll(() => stack?.down('clickhouse'), 120_000);
+
+  it('every tier equals its recomputation after a pass stopped at each step, and a new pass', async () => {
+    const sql = async (query: string, tries = 5): Promise<string[]> => {
+      const response = await fetch(`${stack.clickhouseUrl}/`, { method: 'POST', body: query }).catch(
+        (error: unknown) => {
+          if (tries <= 1) {
+            throw error;
+          }
+          return undefined;
+        },
+      );
+      if (!response) {
+        await new Promise((r) => setTimeout(r, 200));
+        return sql(query, tries - 1);
+      }
+      const text = await response.text();
+      if (!response.ok) {
+        throw new Error(`${query}: ${text}`);
+      }
+      return text.split('\n').filter(Boolean);
+    };
+    const store = new ClickHouseReportStore({
+      url: stack.clickhouseUrl,
+      database,
+      migrationsDir: 'clickhouse',
+      sampleDenominator: 4,
+      queryTimeoutMs: 30_000,
+      rawRetentionMonths: 120,
+    });
+    await store.migrate();
+    const client = () => createClient({ url: stack.clickhouseUrl, database, request_timeout: 30_000 });
+
+    let offset = 0;
+    const ingest = async (events: readonly AdEvent[]) => {
+      await store.ingest(
+        'interleave/0',
+        events.map((event) => ({ offset: String((offset += 1)), event })),
+      );
+    };
+
+    // A full pass's statements, counted once on days sealed before (a first seal has a step more):
+    // every step of it is a place to stop.
+    await ingest(eventsOf(0, 400));
+    await store.seal(NOW);
+    await ingest(eventsOf(0.5, 40));
+    const counting = stoppingClient(client(), Number.MAX_SAFE_INTEGER);
+    await new ClosedDaySealer(counting.client, database).seal(NOW);
+    const steps = counting.ran();
+    expect(steps).toBeGreaterThan(CLICKHOUSE_KILLS.size + 10);
+    expect(await unsealedDays(sql, database, DAYS)).toEqual([]);
+
+    let ghostsSeen = 0;
+    for (let stopAt = 1; stopAt <= steps; stopAt += 1) {
+      // Late events on every day, and some delivered twice: every tier and month is stale again.
+      const late = eventsOf(stopAt, 60);
+      await ingest([...late, ...late.slice(0, 10)]);
+      const stopped = stoppingClient(client(), stopAt);
+      await expect(new ClosedDaySealer(stopped.client, database).seal(NOW)).rejects.toThrow(/sealer killed/);
+      if (CLICKHOUSE_KILLS.has(stopAt)) {
+        stack.kill('clickhouse');
+        stack.down('clickhouse');
+        stack.up('clickhouse');
+        const twice = await sql(
+          `SELECT count() FROM (SELECT day FROM ${database}.exact_daily WHERE seal_mark > 0
+             GROUP BY day HAVING count() > 1) FORMAT TSV`,
+        );
+        ghostsSeen += Number(twice[0]);
+      }
+      const fresh = client();
+      await new ClosedDaySealer(fresh, database, 0).seal(NOW);
+      await fresh.close();
+      expect(await unsealedDays(sql, database, DAYS), `stopped before statement ${stopAt}`).toEqual([]);
+      for (const { what, tier, raw } of await tiersAgainstRaw(sql, database)) {
+        expect(tier, `${what}, stopped before statement ${stopAt}`).toEqual(raw);
+      }
+      expect(
+        await sql(
+          `SELECT name FROM system.tables WHERE database = '${database}' AND name LIKE 'seal\\_%' FORMAT TSV`,
+        ),
+      ).toEqual([]);
+    }
+    // The restarts did bring replaced parts back: the passes above repaired them.
+    expect(ghostsSeen).toBeGreaterThan(0);
+    await store.close();
+  }, 900_000);
+});
