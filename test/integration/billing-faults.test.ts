@@ -7,6 +7,7 @@ import { KafkaEventBus, TOPIC_BY_TYPE, toMessage, type AdEvent } from '@app/even
 import { ClickHouseReportStore } from '@app/report-store';
 import { MEASURE_NAMES, type StoreQuery } from '@app/report-model';
 import {
+  IngestProcess,
   PrivateStack,
   ReportClient,
   demoEvents,
@@ -30,7 +31,6 @@ import {
  */
 
 const ROOT = path.resolve(__dirname, '../..');
-const INGEST = path.join(ROOT, 'dist/apps/ingest/src/main.js');
 const REPORTING = path.join(ROOT, 'dist/apps/reporting/src/main.js');
 const DAYS = ['2026-11-18', '2026-11-19', '2026-11-20', '2026-11-21'];
 const RANGE = { start: DAYS[0], end: DAYS[DAYS.length - 1] };
@@ -44,7 +44,7 @@ describe.runIf(
   const database = `adx_test_${id}_billing`;
   const prefix = `billing-${id}.`;
   let stack: PrivateStack;
-  let ingest: { child: ChildProcess; port: number; log: string[] } | undefined;
+  let ingest: IngestProcess | undefined;
   let producer: KafkaEventBus | undefined;
   let live = false;
   let reporting: ChildProcess | undefined;
@@ -71,32 +71,18 @@ describe.runIf(
   const number = async (query: string) => Number((await sql(query))[0] ?? 0);
 
   async function startIngest(): Promise<void> {
-    const port = await freePort();
-    const log: string[] = [];
-    const child = spawn(process.execPath, [INGEST], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        LOG_LEVEL: 'info',
-        INGEST_PORT: String(port),
-        INGEST_GROUP_ID: `billing-${id}`,
-        INGEST_STALL_MS: '5000',
-        INGEST_RETRY_MAX_MS: '1000',
-        KAFKA_BROKERS: stack.kafkaBrokers.join(','),
-        KAFKA_TOPIC_PREFIX: prefix,
-        KAFKA_CLIENT_ID: `billing-ingest-${id}`,
-        KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-spool-')),
-        CLICKHOUSE_URL: stack.clickhouseUrl,
-        CLICKHOUSE_DATABASE: database,
-        SEAL_INTERVAL_MS: '300',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    ingest = await IngestProcess.start({
+      INGEST_GROUP_ID: `billing-${id}`,
+      INGEST_STALL_MS: '5000',
+      INGEST_RETRY_MAX_MS: '1000',
+      KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+      KAFKA_TOPIC_PREFIX: prefix,
+      KAFKA_CLIENT_ID: `billing-ingest-${id}`,
+      KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-spool-')),
+      CLICKHOUSE_URL: stack.clickhouseUrl,
+      CLICKHOUSE_DATABASE: database,
+      SEAL_INTERVAL_MS: '300',
     });
-    for (const stream of [child.stdout, child.stderr]) {
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => log.push(...chunk.split('\n').filter(Boolean)));
-    }
-    ingest = { child, port, log };
   }
 
   /** The reporting app on the private ClickHouse; its port. */
@@ -119,26 +105,12 @@ describe.runIf(
   }
 
   async function killIngest(): Promise<void> {
-    if (ingest && ingest.child.exitCode === null) {
-      const exited = new Promise((resolve) => ingest!.child.once('exit', resolve));
-      ingest.child.kill('SIGKILL');
-      await exited;
-    }
+    await ingest?.kill();
     ingest = undefined;
   }
 
-  /** A counter of the ingest's /metrics, 0 while it does not answer. */
-  async function metric(name: string): Promise<number> {
-    const response = await fetch(`http://127.0.0.1:${ingest!.port}/metrics`).catch(() => undefined);
-    const text = response?.ok ? await response.text() : '';
-    const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-    return line ? Number(line.split(' ').pop()) : 0;
-  }
-
-  async function health(): Promise<number> {
-    const response = await fetch(`http://127.0.0.1:${ingest!.port}/health`).catch(() => undefined);
-    return response?.status ?? 0;
-  }
+  const metric = (name: string) => ingest!.metric(name);
+  const health = () => ingest!.health();
 
   beforeAll(async () => {
     execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });

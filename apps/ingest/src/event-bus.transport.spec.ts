@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { Controller, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { APP_FILTER, NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InProcessEventBus, type BatchHandler, type DeliveredBatch, type Subscription } from '@app/events';
+import { GenericExceptionFilter } from '@app/runtime';
 import { EventBusContext, EventBusTransport } from './event-bus.transport';
 
 const seen: { topic: string; values: string[]; fromContext: string }[] = [];
@@ -28,6 +29,31 @@ class TestHandlers {
 
 @Module({ controllers: [TestHandlers] })
 class TestModule {}
+
+/** As the ingest app has it: the HTTP filter is the app's global filter. */
+@Module({
+  controllers: [TestHandlers],
+  providers: [{ provide: APP_FILTER, useClass: GenericExceptionFilter }],
+})
+class FilteredModule {}
+
+/** The in-process bus, keeping what each handler rejected with. */
+class WatchedBus extends InProcessEventBus {
+  readonly rejections: unknown[] = [];
+
+  override subscribe(
+    groupId: string,
+    topics: readonly string[],
+    handler: BatchHandler,
+  ): Promise<Subscription> {
+    return super.subscribe(groupId, topics, (batch) =>
+      handler(batch).catch((error: unknown) => {
+        this.rejections.push(error);
+        throw error;
+      }),
+    );
+  }
+}
 
 describe('EventBusTransport', () => {
   const bus = new InProcessEventBus({ retryDelayMs: 5, lingerMs: 1 });
@@ -90,5 +116,26 @@ describe('EventBusTransport', () => {
     expect(seen.flatMap((s) => s.values)).toEqual(['late']);
     await app.close();
     await late.close();
+  });
+
+  it("hands the handler's own error back to the bus through the app's HTTP filter, never one of the filter's", async () => {
+    // A TypeError from the filter (it wrote to the RPC context as to an HTTP response) is what
+    // kafkajs takes for a bug and stops the consumer for good on.
+    const watched = new WatchedBus({ retryDelayMs: 5, lingerMs: 1 });
+    const app = await NestFactory.createMicroservice(FilteredModule, {
+      strategy: new EventBusTransport(watched, 'filtered-group'),
+      logger: false,
+    });
+    await app.listen();
+    failuresLeft = 1;
+    await watched.publish('clicks', [{ key: 'a', value: 'c1' }]);
+    await watched.drain();
+    expect(watched.rejections).toHaveLength(1);
+    expect(watched.rejections[0]).toBeInstanceOf(Error);
+    expect((watched.rejections[0] as Error).name).toBe('Error');
+    expect((watched.rejections[0] as Error).message).toBe('store unavailable');
+    expect(seen.flatMap((s) => s.values)).toEqual(['c1']);
+    await app.close();
+    await watched.close();
   });
 });

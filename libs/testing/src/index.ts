@@ -10,3 +10,4 @@ export * from './test-catalog';
 export * from './background-ingest';
 export * from './reporting-fuzz';
 export * from './tier-oracle';
+export * from './ingest-process';
