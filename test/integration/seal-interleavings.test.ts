@@ -20,9 +20,10 @@ import {
  */
 
 const NOW = new Date('2026-11-03T00:00:05.000Z');
-const DAYS = ['2026-10-31', '2026-11-01', '2026-11-02'];
+/** Two closed days in two months: every kind of step, the months' copies included, twice over. */
+const DAYS = ['2026-10-31', '2026-11-01'];
 /** Steps after which ClickHouse is also killed: the kill and restart take seconds each. */
-const CLICKHOUSE_KILLS = new Set([4, 13, 22]);
+const CLICKHOUSE_KILLS = new Set([4, 17, 33]);
 
 /** A ClickHouse client whose `command` fails from the `stopAt`-th call on: a sealer killed there. */
 function stoppingClient(
@@ -122,7 +123,7 @@ describe.runIf(
     const counting = stoppingClient(client(), Number.MAX_SAFE_INTEGER);
     await new ClosedDaySealer(counting.client, database).seal(NOW);
     const steps = counting.ran();
-    expect(steps).toBeGreaterThan(CLICKHOUSE_KILLS.size + 10);
+    expect(steps).toBeGreaterThan(Math.max(...CLICKHOUSE_KILLS));
     expect(await unsealedDays(sql, database, DAYS)).toEqual([]);
 
     let ghostsSeen = 0;
