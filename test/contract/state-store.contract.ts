@@ -58,5 +58,25 @@ export function stateStoreContract(name: string, create: () => Promise<StateStor
       expect(racers.filter(Boolean)).toHaveLength(1);
       expect(await store.get(k)).toBe('150');
     });
+
+    it('raises a TTL, never lowers it, and leaves a missing key missing', async () => {
+      const short = key('extend-short');
+      await store.set(short, 'v', 60);
+      await store.extendTtl(short, 10_000);
+      const long = key('extend-long');
+      await store.set(long, 'v', 60);
+      await store.extendTtl(long, 10);
+      await store.extendTtl(key('extend-missing'), 10_000);
+      await sleep(150);
+      expect(await store.get(short)).toBe('v');
+      expect(await store.get(long)).toBeUndefined();
+      expect(await store.get(key('extend-missing'))).toBeUndefined();
+      const forever = key('extend-forever');
+      await store.set(forever, 'v');
+      await store.extendTtl(forever, 10);
+      await sleep(50);
+      expect(await store.get(forever)).toBe('v');
+      await store.delete(forever);
+    });
   });
 }

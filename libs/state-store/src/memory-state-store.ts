@@ -53,6 +53,13 @@ export class MemoryStateStore implements StateStore {
     return true;
   }
 
+  async extendTtl(key: string, ttlMs: number): Promise<void> {
+    const entry = this.live(key);
+    if (entry) {
+      entry.expiresAt = Math.max(entry.expiresAt, this.expiry(ttlMs));
+    }
+  }
+
   async delete(key: string): Promise<void> {
     this.entries.delete(key);
   }

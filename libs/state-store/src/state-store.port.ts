@@ -16,6 +16,11 @@ export interface StateStore {
    * stored. The TTL is renewed on success.
    */
   advanceIfGreater(key: string, value: number, ttlMs: number): Promise<boolean>;
+  /**
+   * Makes the key live at least `ttlMs` from now: its TTL is raised, never lowered (a key without
+   * a TTL keeps living for good); nothing happens to a key that does not exist.
+   */
+  extendTtl(key: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -7,8 +7,6 @@ import type { ContextDimensions, WinnerDimensions } from './event-dimensions';
  */
 export interface AdDecision {
   readonly auctionId: string;
-  /** When the auction ran, epoch milliseconds. */
-  readonly decidedAt: number;
   readonly userId: string;
   readonly filled: boolean;
   readonly imageUrl?: string;
@@ -25,7 +23,7 @@ export interface AdDecision {
   readonly dealId?: string;
   /** What the winner pays per thousand impressions. */
   readonly clearingMicros: number;
-  /** Spend and revenue of one unique impression of this ad. */
+  /** Spend and revenue of the first view of this ad (0 in a decision read back once viewed). */
   readonly spendMicros: number;
   readonly revenueMicros: number;
 }

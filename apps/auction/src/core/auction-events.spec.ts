@@ -128,7 +128,7 @@ describe('DecisionEvents', () => {
           price_micros: undefined,
           reason: filled ? undefined : 'no_demand',
         },
-        ...auction.bids.map((bid) => bidEvent(decision, bid)),
+        ...auction.bids.map((bid) => bidEvent(ctx.now, decision, bid)),
         ...(filled ? [decisionEvent('win', ctx.now, decision)] : []),
       ];
       expect(events.map(comparable)).toEqual(expected.map(comparable));

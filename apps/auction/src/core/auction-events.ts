@@ -79,7 +79,7 @@ export class DecisionEvents {
   /** The auction, its bids and its win, all at the auction's time. */
   auction(settled: SettledAuction): EncodedEvent[] {
     const { decision } = this;
-    const ts = new Date(decision.decidedAt).toISOString();
+    const ts = settled.at.toISOString();
     const ids = { auction_id: decision.auctionId, user_id: decision.userId };
     const events = [
       encode('auction', ts, this.key, this.dimensions(), { ...ids, reason: settled.noFillReason }),
@@ -183,6 +183,7 @@ export function decisionEvent(
 
 /** A bid event as an object: the reference of the encoded ones. */
 export function bidEvent(
+  at: Date,
   decision: AdDecision,
   bid: {
     dspId: string;
@@ -194,7 +195,7 @@ export function bidEvent(
   },
 ): AdEvent {
   return {
-    ...baseEvent('bid', new Date(decision.decidedAt), { ...decision.context, ...bid.winner }),
+    ...baseEvent('bid', at, { ...decision.context, ...bid.winner }),
     auction_id: decision.auctionId,
     user_id: decision.userId,
     dsp_id: bid.dspId,

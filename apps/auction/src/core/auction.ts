@@ -85,6 +85,8 @@ export interface SettledBid {
 
 /** An auction once over: the decision to keep, every answer's fate, the win notice to call. */
 export interface SettledAuction {
+  /** When the auction ran. */
+  readonly at: Date;
   readonly decision: AdDecision;
   /** Why the slot was left empty, when it was. */
   readonly noFillReason?: NoFillReason;
@@ -119,7 +121,6 @@ export function settleAuction(s: Settlement): SettledAuction {
   const money = winner ? impressionMoney(clearingMicros, ctx.publisher.exchangeShare) : impressionMoney(0, 0);
   const decision: AdDecision = {
     auctionId: ctx.auctionId,
-    decidedAt: ctx.now.getTime(),
     userId: ctx.viewer.userId,
     filled: winner !== undefined,
     imageUrl: s.creative?.imageUrl,
@@ -145,6 +146,7 @@ export function settleAuction(s: Settlement): SettledAuction {
     };
   });
   return {
+    at: ctx.now,
     decision,
     noFillReason: outcome.filled ? undefined : outcome.reason,
     bids,

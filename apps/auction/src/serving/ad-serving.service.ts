@@ -7,11 +7,11 @@ import { AuctionException, AuctionErrorCode } from '../auction.exception';
 import { AuctionService, FULL_AUCTION, type DecideOptions } from '../auction.service';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
 import type { AdContext, Viewer } from '../core/ad-context';
-import type { AdDecision } from '../core/ad-decision';
 import { DecisionEvents } from '../core/auction-events';
 import { viewerDimensions } from '../core/event-dimensions';
 import { UserSyncService, type SyncUser } from '../sync/user-sync.service';
 import { TrackerDispatcher } from '../tracking/tracker.dispatcher';
+import type { StoredDecision } from './decision.codec';
 import { attributionWindowHours, DecisionStore } from './decision.store';
 import { EventPublisher } from './event.publisher';
 import { LoadShedder } from './load-shedder';
@@ -70,13 +70,16 @@ export class AdServingService {
   async image(tag: TagRequest, options: DecideOptions = FULL_AUCTION): Promise<AdAnswer> {
     const request = this.read('img', tag);
     const { ctx, key } = request;
-    const found = await this.decisionFor(request, options);
-    const { decision, dspWaitMs } = found;
+    const found = await this.decisionFor(request, options, true);
+    const { stored, dspWaitMs } = found;
+    const { decision } = stored;
     if (!decision.filled) {
       adRequests.inc({ endpoint: 'img', result: 'unfilled' });
       return { setCookie: request.setCookie, dspWaitMs };
     }
-    const first = await this.decisions.firstView(key);
+    const advertiser = this.catalog.advertisers.get(decision.winner.advertiser_id);
+    // A decision this request made was kept as seen: this is its first view.
+    const first = found.events ? true : await this.decisions.firstView(key, stored, advertiser);
     adRequests.inc({ endpoint: 'img', result: first ? 'unique' : 'reopen' });
     // The auction's own request shows its decision to the viewer it was decided for.
     const events = found.events ?? new DecisionEvents(decision);
@@ -86,14 +89,15 @@ export class AdServingService {
     if (first) {
       this.trackers.fire('impression', decision.impressionTrackers);
     }
-    await this.touch('view', decision, request.userKeys, ctx.now);
+    await this.touch('view', request, stored);
     return { location: decision.imageUrl, setCookie: request.setCookie, dspWaitMs };
   }
 
   async click(tag: TagRequest, options: DecideOptions = FULL_AUCTION): Promise<AdAnswer> {
     const request = this.read('click', tag);
     const { ctx } = request;
-    const { decision } = await this.decisionFor(request, options);
+    const { stored } = await this.decisionFor(request, options, false);
+    const { decision } = stored;
     if (!decision.filled || !decision.clickUrl) {
       adRequests.inc({ endpoint: 'click', result: 'unfilled' });
       return { location: `https://${ctx.publisher.domain}/`, setCookie: request.setCookie };
@@ -101,7 +105,7 @@ export class AdServingService {
     adRequests.inc({ endpoint: 'click', result: 'click' });
     this.events.publish([new DecisionEvents(decision).click(ctx.now, viewerDimensions(ctx.viewer))]);
     this.trackers.fire('click', decision.clickTrackers);
-    await this.touch('click', decision, request.userKeys, ctx.now);
+    await this.touch('click', request, stored);
     return { location: decision.clickUrl, setCookie: request.setCookie };
   }
 
@@ -140,16 +144,17 @@ export class AdServingService {
 
   /**
    * The kept decision of the request's key, or a new auction's, kept unless another won the race;
-   * a new auction's events are published once it is kept.
+   * a new auction's events are published once it is kept. `seen`: the request shows the ad.
    */
   private async decisionFor(
     request: ReadRequest,
     options: DecideOptions,
-  ): Promise<{ decision: AdDecision; dspWaitMs: number; events?: DecisionEvents }> {
+    seen: boolean,
+  ): Promise<{ stored: StoredDecision; dspWaitMs: number; events?: DecisionEvents }> {
     const existing = await this.decisions.get(request.key);
     if (existing) {
       await this.sync.bind(request.syncUser);
-      return { decision: existing, dspWaitMs: 0 };
+      return { stored: existing, dspWaitMs: 0 };
     }
     const buyerUids = await this.sync.buyerUids(request.syncUser);
     const ctx = { ...request.ctx, viewer: { ...request.ctx.viewer, buyerUids } };
@@ -169,25 +174,34 @@ export class AdServingService {
         this.shedder.release();
       }
     }
-    const { decision, kept } = await this.decisions.keep(request.key, settled.decision);
+    const advertiser = this.catalog.advertisers.get(settled.decision.winner.advertiser_id);
+    const { stored, kept } = await this.decisions.keep(request.key, settled.decision, seen, advertiser);
     if (!kept) {
-      return { decision, dspWaitMs: settled.dspWaitMs };
+      return { stored, dspWaitMs: settled.dspWaitMs };
     }
-    const events = new DecisionEvents(decision);
+    const events = new DecisionEvents(stored.decision);
     this.events.publish(events.auction(settled));
     if (settled.winNotice) {
       this.trackers.fire('win_notice', [settled.winNotice]);
     }
-    return { decision, dspWaitMs: settled.dspWaitMs, events };
+    return { stored, dspWaitMs: settled.dspWaitMs, events };
   }
 
-  private async touch(kind: 'click' | 'view', decision: AdDecision, userKeys: readonly string[], now: Date) {
-    const advertiser = this.catalog.advertisers.get(decision.winner.advertiser_id);
+  private async touch(kind: 'click' | 'view', request: ReadRequest, stored: StoredDecision) {
+    const advertiser = this.catalog.advertisers.get(stored.decision.winner.advertiser_id);
     if (!advertiser) {
       return;
     }
     const hours = attributionWindowHours(advertiser, kind);
-    await this.decisions.touch(kind, advertiser.id, userKeys, { at: now.getTime(), decision }, hours);
+    await this.decisions.touch(
+      kind,
+      advertiser.id,
+      request.userKeys,
+      request.key,
+      stored,
+      request.ctx.now.getTime(),
+      hours,
+    );
   }
 }
 
