@@ -77,3 +77,75 @@ describe('exchange: under overload, auctions are shed to direct and house demand
     expect(dsp.stats().requests).toBe(asked + 1);
   });
 });
+
+async function throttled(url: string, dsp: string, reason: string): Promise<number> {
+  const text = await (await request(`${url}/metrics`)).body.text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`adx_dsp_throttled_total{dsp="${dsp}",reason="${reason}"}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+describe('exchange: per-DSP traffic controls', () => {
+  let api: RunningReporting;
+  let capped: DspSimulator;
+  let failing: DspSimulator;
+  let auctionUrl: string;
+
+  beforeAll(async () => {
+    capped = await DspSimulator.start({ seat: 'alpha-1', priceCpm: { min: 5, max: 5 } });
+    failing = await DspSimulator.start({ seat: 'beta-1', priceCpm: { min: 4, max: 4 } });
+    failing.configure({ faults: { http_500: 1 } });
+    const catalog = writeTestCatalog((doc) => {
+      doc.dsps[0] = { ...doc.dsps[0], endpoint: capped.bidUrl, timeoutMs: 1000, maxQps: 1 };
+      doc.dsps[1] = { ...doc.dsps[1], endpoint: failing.bidUrl, timeoutMs: 1000 };
+      doc.dsps = doc.dsps.slice(0, 2);
+    });
+    api = await startReporting('embedded', { CATALOG_PATH: catalog, AUCTION_TMAX_MS: '1000' });
+    auctionUrl = `http://127.0.0.1:${listeningPort(api.system.auction)}`;
+  });
+
+  afterAll(async () => {
+    await api?.system.close();
+    await capped?.close();
+    await failing?.close();
+  });
+
+  const open = async (recipient: string) => {
+    const res = await request(`${auctionUrl}/img/${SLOT_WITH_CATALOG_DEMAND}?recipient=${recipient}`);
+    await res.body.dump();
+    expect(res.statusCode).toBe(302);
+  };
+
+  it('sends a DSP no more than its maxQps, and counts the requests it did not send', async () => {
+    const asked = capped.stats().requests;
+    const before = await throttled(auctionUrl, 'dsp-alpha', 'qps_cap');
+    // Ten auctions at once: within the same second, one bid request goes out.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => open(`capped-reader-${i}`)));
+    expect(capped.stats().requests - asked).toBe(1);
+    expect((await throttled(auctionUrl, 'dsp-alpha', 'qps_cap')) - before).toBe(9);
+  });
+
+  it('gives a DSP that keeps failing a reduced share of the requests, then all of them once it recovers', async () => {
+    for (let i = 0; i < 60; i += 1) {
+      await open(`failing-reader-${i}`);
+    }
+    const sentWhileFailing = failing.stats().requests;
+    for (let i = 60; i < 110; i += 1) {
+      await open(`failing-reader-${i}`);
+    }
+    // The last 50 auctions asked it about a tenth of the time.
+    expect(failing.stats().requests - sentWhileFailing).toBeLessThan(15);
+    expect(await throttled(auctionUrl, 'dsp-beta', 'unhealthy')).toBeGreaterThan(30);
+    // It answers again: the requests it still gets show it, and its share comes back.
+    failing.configure({ faults: {} });
+    for (let i = 110; i < 400 && failing.stats().requests - sentWhileFailing < 60; i += 1) {
+      await open(`failing-reader-${i}`);
+    }
+    const recovered = failing.stats().requests;
+    for (let i = 0; i < 10; i += 1) {
+      await open(`recovered-reader-${i}`);
+    }
+    expect(failing.stats().requests - recovered).toBe(10);
+  });
+});

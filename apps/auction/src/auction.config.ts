@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import {
   IsIn,
   IsInt,
+  IsNumber,
   IsOptional,
   IsString,
   Matches,
@@ -127,6 +128,18 @@ export class AuctionConfig extends BaseSettings {
   @Min(1)
   @Max(1_000_000)
   AUCTION_MAX_IN_FLIGHT = 1000;
+
+  /** Share of a DSP's recent calls that time out or fail past which it gets reduced traffic. */
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  DSP_UNHEALTHY_FAILURE_SHARE = 0.5;
+
+  /** Share of the bid requests an unhealthy DSP still gets, so that its recovery shows. */
+  @IsNumber()
+  @Min(0.01)
+  @Max(1)
+  DSP_UNHEALTHY_TRAFFIC_SHARE = 0.1;
 
   /**
    * Processes serving the auction, each with its own event loop, sharing the port (`node:cluster`)

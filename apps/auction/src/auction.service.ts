@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Catalog } from '@app/catalog';
 import { fnv1a32 } from '@app/events';
@@ -9,7 +10,7 @@ import {
   validateNativeMarkup,
   type MacroValues,
 } from '@app/openrtb';
-import type { AuctionConfig } from './auction.config';
+import { auctionWorkers, type AuctionConfig } from './auction.config';
 import { AUCTION_CONFIG, CATALOG } from './auction.tokens';
 import type { AdContext } from './core/ad-context';
 import { decideAuction, NoFillReason, settleAuction, type SettledAuction } from './core/auction';
@@ -18,6 +19,7 @@ import { CatalogDemand } from './core/catalog-demand';
 import { winnerDimensions, type WinnerDimensions } from './core/event-dimensions';
 import { PublicOrigin } from './public-origin.service';
 import { BidderClient } from './rtb/bidder.client';
+import { DspTraffic } from './rtb/dsp-traffic';
 import { RtbDemand } from './rtb/rtb-demand';
 import { NativeCreativeService } from './serving/native-creative.service';
 
@@ -58,7 +60,13 @@ export class AuctionService implements OnApplicationShutdown {
       hardTimeoutMs: Math.max(1000, 5 * config.AUCTION_TMAX_MS),
       onLateAnswer: () => dspLateAnswers.inc(),
     });
-    this.rtb = new RtbDemand(catalog, this.client, { tmaxMs: config.AUCTION_TMAX_MS });
+    const traffic = new DspTraffic(catalog.document.dsps, {
+      // The processes sharing each DSP's cap: this one alone, unless it is one of the workers.
+      workers: cluster.isWorker ? auctionWorkers(config) : 1,
+      unhealthyFailureShare: config.DSP_UNHEALTHY_FAILURE_SHARE,
+      unhealthyTrafficShare: config.DSP_UNHEALTHY_TRAFFIC_SHARE,
+    });
+    this.rtb = new RtbDemand(catalog, this.client, traffic, { tmaxMs: config.AUCTION_TMAX_MS });
   }
 
   /** Whether the catalog holds direct, house or fallback ads of that size (an ad without RTB). */

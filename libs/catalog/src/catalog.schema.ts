@@ -293,6 +293,17 @@ export class DspRecord extends Entity {
   @Type(() => DspSeatRecord)
   seats!: DspSeatRecord[];
 
+  /**
+   * Bid requests a second the DSP takes at most; past it an auction does not ask it, and counts
+   * the request as throttled (`adx_dsp_throttled_total`). Each auction worker takes its share.
+   * Absent: no cap.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  maxQps?: number;
+
   /** The DSP's own answer budget, in ms; the exchange never waits past the auction's `tmax`. */
   @IsOptional()
   @IsInt()

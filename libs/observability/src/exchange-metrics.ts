@@ -1,4 +1,4 @@
-import { Counter, Histogram, register } from 'prom-client';
+import { Counter, Gauge, Histogram, register } from 'prom-client';
 
 /** The registered metric of that name, or a new one: apps sharing a process share metrics. */
 function once<T>(name: string, create: () => T): T {
@@ -32,5 +32,25 @@ export const eventLoopLag = once(
       name: 'adx_event_loop_lag_seconds',
       help: 'How late a 10 ms timer fires: what every timer and every socket read of the process waits',
       buckets: [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1],
+    }),
+);
+
+export const dspThrottled = once(
+  'adx_dsp_throttled_total',
+  () =>
+    new Counter({
+      name: 'adx_dsp_throttled_total',
+      help: 'Bid requests not sent to a DSP, by DSP and reason (qps_cap: its catalog maxQps; unhealthy: too many recent failures)',
+      labelNames: ['dsp', 'reason'],
+    }),
+);
+
+export const dspHealth = once(
+  'adx_dsp_failure_share',
+  () =>
+    new Gauge({
+      name: 'adx_dsp_failure_share',
+      help: 'Share of recent calls to a DSP that timed out or failed (exponentially weighted over about 50 calls)',
+      labelNames: ['dsp'],
     }),
 );

@@ -15,6 +15,7 @@ import type { AuctionType } from '../core/auction';
 import { BidRequestBodies, IMP_ID } from '../core/bid-request.builder';
 import type { BidRecord, Candidate } from '../core/candidate';
 import { AnswerOutcome, type BidderAnswer, type BidderCall, type BidderClient } from './bidder.client';
+import type { DspTraffic } from './dsp-traffic';
 
 export interface RtbResult {
   readonly candidates: readonly Candidate[];
@@ -47,6 +48,7 @@ export class RtbDemand {
   constructor(
     private readonly catalog: Catalog,
     private readonly client: BidderClient,
+    private readonly traffic: DspTraffic,
     private readonly options: RtbOptions,
   ) {
     for (const dsp of catalog.document.dsps) {
@@ -57,10 +59,16 @@ export class RtbDemand {
     }
   }
 
-  /** The DSPs to ask: not paused, and, for those that want matched users only, matched with this one. */
+  /**
+   * The DSPs to ask: not paused, for those that want matched users only matched with this one,
+   * and within their traffic controls (QPS cap, health).
+   */
   eligibleDsps(ctx: AdContext): DspRecord[] {
     return this.catalog.document.dsps.filter(
-      (dsp) => !dsp.paused && (!dsp.matchedUsersOnly || ctx.viewer.buyerUids?.has(dsp.id) === true),
+      (dsp) =>
+        !dsp.paused &&
+        (!dsp.matchedUsersOnly || ctx.viewer.buyerUids?.has(dsp.id) === true) &&
+        this.traffic.allow(dsp),
     );
   }
 
@@ -79,6 +87,12 @@ export class RtbDemand {
     }));
     const answers = await this.client.sendAll(calls);
     const waitMs = performance.now() - sent;
+    answers.forEach((answer, i) =>
+      this.traffic.record(
+        dsps[i].id,
+        answer.outcome !== AnswerOutcome.Answered || (answer.status ?? 0) >= 500,
+      ),
+    );
     const candidates: Candidate[] = [];
     const records: BidRecord[] = [];
     answers.forEach((answer, i) =>
