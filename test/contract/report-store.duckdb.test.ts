@@ -10,6 +10,6 @@ const openDuckDb = (rawRetentionMonths = 120) =>
     rawRetentionMonths,
   });
 
-reportStoreContract('duckdb', () => openDuckDb(), 10);
+reportStoreContract('duckdb', () => openDuckDb(), 10, { lateEventOnSealedDay: 'at once' });
 closedStoreContract('duckdb', () => openDuckDb());
 retentionContract('duckdb', openDuckDb);
