@@ -191,8 +191,8 @@ const sealStateOf = (row: SealStateRow): SealState => {
  * (`copyMonths`).
  *
  * A swap does not survive every restart: on a plain MergeTree, ClickHouse (18.16 and releases up to
- * 2026) only deactivates the parts `REPLACE PARTITION` replaced, and deletes them from disk minutes
- * later (`old_parts_lifetime`); a server killed or restarted before then loads them again beside
+ * 2026) only deactivates the parts `REPLACE PARTITION` replaced, and deletes them from disk at its
+ * next background cleanup, seconds later; a server killed or restarted before then loads them again beside
  * their replacement, so the day holds two seals' rows. Each marker row therefore carries a token of
  * its own seal in a key column (`markerToken`): two seals' markers stay two rows, and a day with
  * more than one marker (`ghost`) is sealed again, which replaces every part it holds. Before a day's
