@@ -66,6 +66,8 @@ const { values } = parseArgs({
     'node-flags': { type: 'string', default: '' },
     'dsp-connections': { type: 'string' },
     tmax: { type: 'string' },
+    /** AUCTION_SHED_LAG_MS for the app: 0 to compare CPU per full auction on a busy machine. */
+    'shed-lag': { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     /** Where to copy the auction's .cpuprofile (for Chrome DevTools or speedscope). */
     'profile-out': { type: 'string' },
@@ -399,6 +401,9 @@ function startAuction(port: number, catalogPath: string, profileDir?: string): A
   }
   if (values.tmax) {
     env.AUCTION_TMAX_MS = values.tmax;
+  }
+  if (values['shed-lag']) {
+    env.AUCTION_SHED_LAG_MS = values['shed-lag'];
   }
   // The app exits 0 once closed on SIGTERM, which is when --cpu-prof writes its profile (one per
   // process: the primary's and each worker's).
@@ -950,6 +955,7 @@ async function main(): Promise<void> {
       nodeFlags: values['node-flags'] || undefined,
       dspConnections: values['dsp-connections'] ? Number(values['dsp-connections']) : 'app default (64)',
       tmaxMs,
+      shedLagMs: values['shed-lag'] ? Number(values['shed-lag']) : 'app default (20)',
       cpuProf: values['cpu-prof'],
     },
     responses,

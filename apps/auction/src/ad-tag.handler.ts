@@ -90,29 +90,27 @@ export class AdTagHandler implements OnApplicationBootstrap {
       switch (route) {
         case 'img': {
           const answer = await this.serving.image(request);
-          withCookie(res, answer);
           // What the ad request cost us and what it waited for the DSPs, for clients and benchmarks.
-          res.setHeader(
+          const headers = [
             'Server-Timing',
             `dsp;dur=${(answer.dspWaitMs ?? 0).toFixed(2)}, total;dur=${(performance.now() - started).toFixed(2)}`,
-          );
+            ...cookie(answer),
+          ];
           if (answer.location) {
-            sendRedirect(res, answer.location);
+            sendRedirect(res, answer.location, headers);
           } else {
-            sendPixel(res);
+            sendPixel(res, 200, headers);
           }
           break;
         }
         case 'click': {
           const answer = await this.serving.click(request);
-          withCookie(res, answer);
-          sendRedirect(res, answer.location!);
+          sendRedirect(res, answer.location!, cookie(answer));
           break;
         }
         case 'conv': {
           const { setCookie } = await this.conversions.convert(request);
-          withCookie(res, { setCookie });
-          sendPixel(res);
+          sendPixel(res, 200, cookie({ setCookie }));
           break;
         }
       }
@@ -143,8 +141,7 @@ export class AdTagHandler implements OnApplicationBootstrap {
       res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' }).end(body);
       return;
     }
-    res.setHeader('X-Error-Code', code);
-    sendPixel(res, status);
+    sendPixel(res, status, ['X-Error-Code', code]);
   }
 
   private log(req: IncomingMessage, res: ServerResponse, started: number): void {
@@ -177,8 +174,6 @@ function decodeSegment(segment: string): string {
   }
 }
 
-function withCookie(res: ServerResponse, answer: AdAnswer): void {
-  if (answer.setCookie) {
-    res.setHeader('Set-Cookie', answer.setCookie);
-  }
+function cookie(answer: AdAnswer): string[] {
+  return answer.setCookie ? ['Set-Cookie', answer.setCookie] : [];
 }

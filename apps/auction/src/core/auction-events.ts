@@ -38,6 +38,27 @@ function jsonFields(value: object): string {
 }
 
 /**
+ * Winner dimensions as JSON fields, once per object: the auction hands the same frozen lineage
+ * object to every bid on the same creative (and `NO_WINNER` to every answer without one).
+ */
+const winnerJson = new WeakMap<WinnerDimensions, string>();
+
+function winnerFields(winner: WinnerDimensions): string {
+  let json = winnerJson.get(winner);
+  if (json === undefined) {
+    json = jsonFields(winner);
+    if (Object.isFrozen(winner)) {
+      winnerJson.set(winner, json);
+    }
+  }
+  return json;
+}
+
+/** `,"name":value` of a field, or '' when it is undefined: a bid event's varying part. */
+const field = (name: string, value: string | number | undefined): string =>
+  value === undefined ? '' : `,"${name}":${typeof value === 'number' ? value : JSON.stringify(value)}`;
+
+/**
  * One event's JSON from its parts, the dimensions already serialised: what `JSON.stringify` of
  * the `AdEvent` would be, up to the order of its fields.
  */
@@ -84,17 +105,18 @@ export class DecisionEvents {
     const events = [
       encode('auction', ts, this.key, this.dimensions(), { ...ids, reason: settled.noFillReason }),
     ];
+    // What every bid event of the auction shares, then each bid's own fields.
+    const head = `"v":${EVENT_SCHEMA_VERSION},"type":"bid","ts":"${ts}","spend_micros":0,"revenue_micros":0,${this.context},`;
+    const tail = jsonFields(ids);
     for (const bid of settled.bids) {
-      events.push(
-        encode('bid', ts, this.key, `${this.context},${jsonFields(bid.winner)}`, {
-          ...ids,
-          dsp_id: bid.dspId,
-          bid_status: bid.status,
-          reason: bid.reason,
-          price_micros: bid.priceMicros,
-          deal_id: bid.dealId,
-        }),
-      );
+      events.push({
+        type: 'bid',
+        key: this.key,
+        value:
+          `{"event_id":"${randomUUID()}",${head}${winnerFields(bid.winner)},${tail}` +
+          `${field('dsp_id', bid.dspId)}${field('bid_status', bid.status)}${field('reason', bid.reason)}` +
+          `${field('price_micros', bid.priceMicros)}${field('deal_id', bid.dealId)}}`,
+      });
     }
     if (decision.filled) {
       events.push(encode('win', ts, this.key, this.dimensions(), this.decisionFields()));
@@ -135,7 +157,7 @@ export class DecisionEvents {
   }
 
   private dimensions(): string {
-    this.allDimensions ??= `${this.context},${jsonFields(this.decision.winner)}`;
+    this.allDimensions ??= `${this.context},${winnerFields(this.decision.winner)}`;
     return this.allDimensions;
   }
 

@@ -27,6 +27,8 @@ class DspLane {
   failureShare = 0;
   /** Requests an unhealthy DSP is due, credited a share per request. */
   private probeCredit = 0;
+  /** The failure share last put in the gauge. */
+  reported = 0;
 
   constructor(
     private readonly ratePerMs: number,
@@ -107,7 +109,14 @@ export class DspTraffic {
       return;
     }
     lane.failureShare += ((failed ? 1 : 0) - lane.failureShare) / HEALTH_WINDOW_CALLS;
-    dspHealth.set({ dsp: dspId }, Math.round(lane.failureShare * 1000) / 1000);
+    // The gauge follows by steps of a percent: no label lookup for every answer.
+    if (
+      Math.abs(lane.failureShare - lane.reported) >= 0.01 ||
+      (lane.failureShare === 0) !== (lane.reported === 0)
+    ) {
+      lane.reported = lane.failureShare;
+      dspHealth.set({ dsp: dspId }, Math.round(lane.failureShare * 1000) / 1000);
+    }
   }
 
   /** A DSP's recent failure share, and whether it is throttled for it. */

@@ -95,8 +95,19 @@ export function encodeCreative(decision: AdDecision): CreativeEntry | undefined 
     decision.dspId ?? '',
     ...WINNER_FIELDS.map((f) => escape(decision.winner[f])),
   ].join('\t');
-  return { ref: digest(text), text };
+  let ref = CREATIVE_REFS.get(text);
+  if (ref === undefined) {
+    ref = digest(text);
+    if (CREATIVE_REFS.size >= 10_000) {
+      CREATIVE_REFS.clear();
+    }
+    CREATIVE_REFS.set(text, ref);
+  }
+  return { ref, text };
 }
+
+/** The digests of the creatives met lately: the same few win again and again. */
+const CREATIVE_REFS = new Map<string, string>();
 
 type CreativeFields = Pick<AdDecision, 'imageUrl' | 'clickUrl' | 'clickTrackers' | 'dspId' | 'winner'>;
 

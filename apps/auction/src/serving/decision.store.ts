@@ -64,6 +64,8 @@ const KEYS = {
 export class DecisionStore {
   private readonly reopenMs: number;
   private readonly creativesWritten = new Map<string, number>();
+  /** Digests of the decision keys of the requests in flight: a request reads, then keeps. */
+  private readonly refs = new Map<string, string>();
   private readonly creativesRead = new Map<string, string>();
 
   constructor(
@@ -74,7 +76,7 @@ export class DecisionStore {
   }
 
   async get(key: string): Promise<StoredDecision | undefined> {
-    return this.read(digest(key));
+    return this.read(this.ref(key));
   }
 
   /**
@@ -88,7 +90,7 @@ export class DecisionStore {
     seen: boolean,
     advertiser: AdvertiserRecord | undefined,
   ): Promise<{ stored: StoredDecision; kept: boolean }> {
-    const ref = digest(key);
+    const ref = this.ref(key);
     const ttlMs = Math.max(
       this.reopenMs,
       advertiser ? attributionWindowHours(advertiser, 'view') * HOUR_MS : 0,
@@ -121,7 +123,7 @@ export class DecisionStore {
     const windows = advertiser
       ? Math.max(attributionWindowHours(advertiser, 'view'), attributionWindowHours(advertiser, 'click'))
       : 0;
-    return this.state.setIfAbsent(KEYS.seen(digest(key)), '1', Math.max(this.reopenMs, windows * HOUR_MS));
+    return this.state.setIfAbsent(KEYS.seen(this.ref(key)), '1', Math.max(this.reopenMs, windows * HOUR_MS));
   }
 
   /**
@@ -137,7 +139,7 @@ export class DecisionStore {
     at: number,
     windowHours: number,
   ): Promise<void> {
-    const ref = digest(decisionKey);
+    const ref = this.ref(decisionKey);
     const windowMs = windowHours * HOUR_MS;
     const value = encodeTouch(ref, at);
     const writes = userKeys.map((userKey) =>
@@ -210,8 +212,17 @@ export class DecisionStore {
     }
   }
 
-  private remember<V>(map: Map<string, V>, ref: string, value: V): void {
-    if (map.size >= MAX_CREATIVES_REMEMBERED) {
+  private ref(key: string): string {
+    let ref = this.refs.get(key);
+    if (ref === undefined) {
+      ref = digest(key);
+      this.remember(this.refs, key, ref, 4096);
+    }
+    return ref;
+  }
+
+  private remember<V>(map: Map<string, V>, ref: string, value: V, max = MAX_CREATIVES_REMEMBERED): void {
+    if (map.size >= max) {
       map.clear();
     }
     map.set(ref, value);
