@@ -1,0 +1,174 @@
+import type { ClickHouseClient, ResultSet, Row } from '@clickhouse/client';
+import { MEASURE_NAMES, type Measures, type StoreRow } from '@app/report-model';
+import type { StoreStreamQuery } from '../report-store.port';
+import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
+import { WaitBudget } from '../wait-budget';
+import { exactNumber } from '../exact-number';
+import { tierTable } from '../query-predicates';
+import { classify } from './clickhouse-errors';
+import { buildClickHouseQuery, rollupDimensionFor } from './clickhouse-query.builder';
+import type { ClosedDaySealer } from './closed-day.sealer';
+
+/**
+ * How long the newest day of the monthly rollup copy is used before it is read again (in the
+ * background: a day the copy held once stays right to use, as the copy only grows).
+ */
+const MONTHLY_THROUGH_TTL_MS = 5_000;
+
+export interface ClickHouseReadOptions {
+  readonly queryTimeoutMs: number;
+  /** Whether inexact queries the rollup answers read it (the default) rather than the sample. */
+  readonly inexactRollup?: boolean;
+}
+
+/** The reports' read path: one query per report, streamed, from tables safe to read. */
+export class ClickHouseReads {
+  /** The newest day `inexact_monthly` holds whole, when it was read, and a read under way. */
+  private monthly?: { readonly through: string | undefined; readonly readAt: number };
+  private monthlyRead?: Promise<void>;
+  /** A seal pass run because a report found replaced rows back (`readableTables`). */
+  private healing?: Promise<unknown>;
+
+  constructor(
+    private readonly client: ClickHouseClient,
+    private readonly options: ClickHouseReadOptions,
+    private readonly sealer: () => ClosedDaySealer,
+  ) {}
+
+  /** Waits for a background read of the copy's newest day, before the client closes. */
+  async close(): Promise<void> {
+    await this.monthlyRead;
+  }
+
+  /**
+   * JSONEachRow read as a stream of row batches: the client parses each HTTP chunk as it arrives,
+   * and a consumer that stops asking stops the socket (TCP backpressure holds ClickHouse).
+   */
+  async *rows(query: StoreStreamQuery): AsyncGenerator<StoreRow, void, undefined> {
+    const timeoutMs = query.timeoutMs ?? this.options.queryTimeoutMs;
+    const abort = new AbortController();
+    const budget = new WaitBudget(timeoutMs, () => abort.abort());
+    let result: ResultSet<'JSONEachRow'> | undefined;
+    try {
+      const monthlyThrough = await budget.wait(() => this.monthlyThrough(query));
+      await budget.wait(() => this.readableTables(query, monthlyThrough));
+      result = await budget.wait(() =>
+        this.client.query({
+          query: buildClickHouseQuery(query, { inexactRollup: this.options.inexactRollup, monthlyThrough }),
+          format: 'JSONEachRow',
+          clickhouse_settings: {
+            max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)),
+            // Filters may list thousands of values; the API already caps the request at MAX_BODY_BYTES.
+            max_query_size: '8388608',
+            max_ast_elements: '1000000',
+            max_expanded_ast_elements: '1000000',
+            // ClickHouse runs the query to its end into its own buffer (memory, then a temporary
+            // file on its disk) before the first byte: a failure is an HTTP error before any row,
+            // and a slow reader is not cut off by max_execution_time halfway through the rows, which
+            // ClickHouse 18.16 does by ending the response early without an error.
+            wait_end_of_query: 1,
+          },
+          abort_signal: abort.signal,
+        }),
+      );
+      const batches = result.stream<Record<string, string | number>>()[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await budget.wait(() => batches.next());
+        if (next.done) {
+          return;
+        }
+        for (const line of next.value as Row<Record<string, string | number>, 'JSONEachRow'>[]) {
+          const row = line.json();
+          // `n` drops the single all-zero row an ungrouped aggregate returns on no data.
+          if (!(Number(row.n) > 0)) {
+            continue;
+          }
+          const measures = {} as Measures;
+          for (const name of MEASURE_NAMES) {
+            measures[name] = exactNumber(row[name]);
+          }
+          const key =
+            query.split === undefined ? undefined : typeof row.k === 'number' ? row.k : String(row.k);
+          yield { key, measures };
+        }
+      }
+    } catch (error) {
+      if (
+        budget.spent ||
+        (error as Error).name === 'AbortError' ||
+        /abort/i.test((error as Error).message ?? '')
+      ) {
+        throw new ReportStoreException(ReportStoreErrorCode.Timeout, 'query timed out', { cause: error });
+      }
+      throw classify(error, 'query');
+    } finally {
+      budget.stop();
+      // Left early (or failed): destroys the response, so that the socket does not stay taken.
+      result?.close();
+    }
+  }
+
+  /**
+   * The newest sealed day of the monthly rollup copy, for a query the rollup answers: read once and
+   * then again in the background every MONTHLY_THROUGH_TTL_MS, so that a report does not wait for it.
+   */
+  private async monthlyThrough(query: StoreStreamQuery): Promise<string | undefined> {
+    if (this.options.inexactRollup === false || rollupDimensionFor(query) === undefined) {
+      return undefined;
+    }
+    if (this.monthly === undefined || Date.now() - this.monthly.readAt > MONTHLY_THROUGH_TTL_MS) {
+      this.monthlyRead ??= this.readMonthlyThrough().finally(() => {
+        this.monthlyRead = undefined;
+      });
+      if (this.monthly === undefined) {
+        await this.monthlyRead;
+      }
+    }
+    return this.monthly?.through;
+  }
+
+  private async readMonthlyThrough(): Promise<void> {
+    try {
+      const result = await this.client.query({
+        query: `SELECT toString(max(day)) AS d, count() AS n FROM inexact_monthly WHERE dimension = '' AND seal_mark > 0`,
+        format: 'JSONEachRow',
+      });
+      const [{ d, n }] = await result.json<{ d: string; n: string }>();
+      this.monthly = { through: n === '0' ? undefined : d, readAt: Date.now() };
+    } catch {
+      // Left unknown (or as it was): the query reads inexact_daily, and reports ClickHouse's failure.
+    }
+  }
+
+  /**
+   * Makes the tables `query` reads safe to read: a restarted ClickHouse may have loaded again the
+   * parts a seal's swap had replaced (see `ClosedDaySealer`), and until the day is sealed again it
+   * would count twice. Such days are sealed again here, by one pass at a time, before the report
+   * reads them; if they are still there after it, the report fails (code Unavailable) rather than
+   * answer a number counted twice. One small read of the marker rows' granules otherwise.
+   */
+  private async readableTables(query: StoreStreamQuery, monthlyThrough: string | undefined): Promise<void> {
+    const tables =
+      query.tier === 'inexact' &&
+      this.options.inexactRollup !== false &&
+      rollupDimensionFor(query) !== undefined
+        ? ['inexact_daily', ...(monthlyThrough === undefined ? [] : ['inexact_monthly'])]
+        : [tierTable(query.tier)];
+    const sealer = this.sealer();
+    const ghosts = () => sealer.ghostDays(tables, query.range.start, query.range.end);
+    if ((await ghosts()).length === 0) {
+      return;
+    }
+    this.healing ??= sealer.seal(new Date()).finally(() => {
+      this.healing = undefined;
+    });
+    await this.healing;
+    const left = await ghosts();
+    if (left.length > 0) {
+      throw new ReportStoreException(
+        ReportStoreErrorCode.Unavailable,
+        `days being sealed again after a ClickHouse restart: ${left.join(', ')}`,
+      );
+    }
+  }
+}
