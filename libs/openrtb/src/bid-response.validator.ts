@@ -30,7 +30,7 @@ export enum NoBidReason {
 /**
  * Why one bid is refused. A bid gets the first reason that applies, in this order: the answer as
  * a whole, then the bid's shape, then what it bids on, its price, seat and deal, its advertiser
- * and categories, and last its markup. SeatNotAllowed is checked twice: against the DSP's seats
+ * and categories, its markup type, and last its markup. SeatNotAllowed is checked twice: against the DSP's seats
  * before the deal checks, against the deal's `wseat` once the deal is known.
  */
 export enum BidRejectionReason {
@@ -75,6 +75,11 @@ export enum BidRejectionReason {
   MissingMarkup = 'missing_markup',
   /** The markup cannot be served; `markup` says why. */
   InvalidMarkup = 'invalid_markup',
+  /**
+   * `mtype` (OpenRTB 2.6) names another kind of markup than the impression asks for: 1 (banner)
+   * on a banner impression, 4 (native) on a native one.
+   */
+  WrongMarkupType = 'wrong_markup_type',
 }
 
 export interface BidResponseInput {
@@ -95,6 +100,8 @@ export interface AcceptedBid {
   readonly dealId?: string;
   /** The advertiser domains normalised as `badv` is matched: lower case, no scheme, path or `www.`. */
   readonly adomain: string[];
+  /** The response's `bidid`, when it is a non-empty string: what `${AUCTION_BID_ID}` stands for. */
+  readonly responseBidId?: string;
 }
 
 export interface RejectedBid {
@@ -111,6 +118,8 @@ export interface RejectedBid {
   readonly bid?: Readonly<Record<string, unknown>>;
   /** The bid's price, once it has passed the price checks. */
   readonly priceMicros?: number;
+  /** The response's `bidid`, when it is a non-empty string. */
+  readonly responseBidId?: string;
 }
 
 export interface BidResponseValidation {
@@ -130,6 +139,12 @@ function present(value: unknown): unknown {
 const isString = (value: unknown): boolean => typeof value === 'string';
 const isPixelCount = (value: unknown): boolean =>
   typeof value === 'number' && Number.isInteger(value) && value >= 0;
+/** OpenRTB 2.6 list "Creative Markup Types": 1 banner, 2 video, 3 audio, 4 native. */
+const isMarkupType = (value: unknown): boolean =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 4;
+
+/** The `mtype` of the markup each kind of impression asks for. */
+export const MARKUP_TYPE = { banner: 1, native: 4 } as const;
 
 /** The optional fields a bid keeps, with the JSON type each must have when present. */
 const OPTIONAL_FIELDS: readonly (readonly [keyof Bid, (value: unknown) => boolean, string])[] = [
@@ -137,12 +152,15 @@ const OPTIONAL_FIELDS: readonly (readonly [keyof Bid, (value: unknown) => boolea
   ['adomain', isStringArray, 'an array of strings'],
   ['adid', isString, 'a string'],
   ['nurl', isString, 'a string'],
+  ['burl', isString, 'a string'],
+  ['lurl', isString, 'a string'],
   ['cat', isStringArray, 'an array of strings'],
   ['cid', isString, 'a string'],
   ['crid', isString, 'a string'],
   ['dealid', isString, 'a string'],
   ['w', isPixelCount, 'a whole number of pixels'],
   ['h', isPixelCount, 'a whole number of pixels'],
+  ['mtype', isMarkupType, 'a markup type (1 to 4)'],
 ];
 
 /**
@@ -187,6 +205,7 @@ interface Context {
   /** Why every bid of the answer is refused, when the answer as a whole is wrong. */
   readonly wholeAnswer: { reason: BidRejectionReason; detail: string } | undefined;
   readonly seenIds: Set<string>;
+  readonly responseBidId: string | undefined;
 }
 
 type Outcome = { accepted: AcceptedBid } | { rejected: RejectedBid };
@@ -199,7 +218,18 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
     reason: BidRejectionReason,
     detail: string,
     more: Pick<RejectedBid, 'priceMicros' | 'markup'> = {},
-  ): Outcome => ({ rejected: { id, seat, impid, reason, detail: `${where}: ${detail}`, bid, ...more } });
+  ): Outcome => ({
+    rejected: {
+      id,
+      seat,
+      impid,
+      reason,
+      detail: `${where}: ${detail}`,
+      bid,
+      responseBidId: ctx.responseBidId,
+      ...more,
+    },
+  });
 
   if (ctx.wholeAnswer) {
     return reject(ctx.wholeAnswer.reason, ctx.wholeAnswer.detail);
@@ -285,6 +315,15 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
     return refuse(BidRejectionReason.BlockedCategory, `category ${preview(blockedCat)} is blocked`);
   }
 
+  const mtype = present(bid.mtype) as number | undefined;
+  const wanted = imp.native ? MARKUP_TYPE.native : MARKUP_TYPE.banner;
+  if (mtype !== undefined && mtype !== wanted) {
+    return refuse(
+      BidRejectionReason.WrongMarkupType,
+      `mtype ${mtype} on impression ${imp.id}, which asks for ${wanted}`,
+    );
+  }
+
   const adm = present(bid.adm) as string | undefined;
   if (adm === undefined || adm === '') {
     return refuse(BidRejectionReason.MissingMarkup, 'adm is missing');
@@ -301,7 +340,17 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
       kept[field] = value;
     }
   }
-  return { accepted: { bid: kept as Bid, seat, impid: imp.id, priceMicros, dealId: deal?.id, adomain } };
+  return {
+    accepted: {
+      bid: kept as Bid,
+      seat,
+      impid: imp.id,
+      priceMicros,
+      dealId: deal?.id,
+      adomain,
+      responseBidId: ctx.responseBidId,
+    },
+  };
 }
 
 function noBid(reason: NoBidReason, detail?: string): BidResponseValidation {
@@ -373,6 +422,7 @@ export function validateBidResponse(input: BidResponseInput): BidResponseValidat
           ? { reason: BidRejectionReason.Currency, detail: `currency ${preview(cur)} is not USD` }
           : undefined,
     seenIds: new Set(),
+    responseBidId: typeof parsed.bidid === 'string' && parsed.bidid !== '' ? parsed.bidid : undefined,
   };
 
   const accepted: AcceptedBid[] = [];
@@ -423,5 +473,6 @@ export function rejectMarkup(accepted: AcceptedBid, markup: MarkupRejection): Re
     markup,
     bid: { ...accepted.bid },
     priceMicros: accepted.priceMicros,
+    responseBidId: accepted.responseBidId,
   };
 }

@@ -4,3 +4,7 @@ export * from './macro.substitution';
 export * from './markup.extractor';
 export * from './bid-response.validator';
 export * from './native';
+export * from './loss-reason';
+export * from './privacy';
+export * from './supply-chain';
+export * from './openrtb-version';

@@ -5,7 +5,9 @@ import {
   AUCTION_MACROS,
   MAX_URL_LENGTH,
   isHttpUrl,
+  longestMacroValue,
   substituteMacros,
+  type AuctionMacro,
   type MacroValues,
 } from './macro.substitution';
 
@@ -13,14 +15,92 @@ const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/openrtb');
 
 const values: MacroValues = { auctionId: 'a-1', impId: '1', adId: 'ad-9', priceMicros: 1_500_000 };
 
+/** A won bid's values: every macro has one. */
+const won: MacroValues = {
+  auctionId: 'a-1',
+  bidId: 'resp-7',
+  impId: '1',
+  seatId: 'seat-3',
+  adId: 'ad-9',
+  priceMicros: 1_300_000,
+  bidPriceMicros: 1_500_000,
+  lossCode: 0,
+};
+
+/** What each macro becomes for `won`. */
+const WON: Readonly<Record<AuctionMacro, string>> = {
+  AUCTION_ID: 'a-1',
+  AUCTION_BID_ID: 'resp-7',
+  AUCTION_IMP_ID: '1',
+  AUCTION_SEAT_ID: 'seat-3',
+  AUCTION_AD_ID: 'ad-9',
+  AUCTION_PRICE: '1.3',
+  AUCTION_CURRENCY: 'USD',
+  AUCTION_MBR: '0.8667',
+  AUCTION_LOSS: '0',
+};
+
 describe('substituteMacros', () => {
-  it('declares the four macros of part 6', () => {
+  it("declares OpenRTB 2.5's nine macros of section 4.4, in its order", () => {
     expect(Object.keys(AUCTION_MACROS)).toEqual([
       'AUCTION_ID',
+      'AUCTION_BID_ID',
       'AUCTION_IMP_ID',
+      'AUCTION_SEAT_ID',
       'AUCTION_AD_ID',
       'AUCTION_PRICE',
+      'AUCTION_CURRENCY',
+      'AUCTION_MBR',
+      'AUCTION_LOSS',
     ]);
+  });
+
+  it.each(Object.keys(AUCTION_MACROS) as AuctionMacro[])('substitutes ${%s} wherever it is', (name) => {
+    const macro = `\${${name}}`;
+    expect(substituteMacros(`https://x/n?v=${macro}`, won)).toBe(`https://x/n?v=${WON[name]}`);
+    expect(substituteMacros(`${macro}${macro}`, won)).toBe(`${WON[name]}${WON[name]}`);
+    expect(substituteMacros(`<img src="https://x/${macro}.gif">`, won)).toBe(
+      `<img src="https://x/${WON[name]}.gif">`,
+    );
+  });
+
+  it('makes the values a loss notice does not disclose empty: price and market bid ratio', () => {
+    const loss: MacroValues = { ...won, priceMicros: undefined, lossCode: 102 };
+    expect(substituteMacros('p=${AUCTION_PRICE}&m=${AUCTION_MBR}&l=${AUCTION_LOSS}', loss)).toBe(
+      'p=&m=&l=102',
+    );
+  });
+
+  it('writes the market bid ratio as the clearing price over the bid, four decimals at most', () => {
+    const mbr = (priceMicros: number, bidPriceMicros: number) =>
+      substituteMacros('${AUCTION_MBR}', { ...won, priceMicros, bidPriceMicros });
+    expect(mbr(1_500_000, 1_500_000)).toBe('1');
+    expect(mbr(760_000, 1_000_000)).toBe('0.76');
+    expect(mbr(1, 3)).toBe('0.3333');
+    expect(substituteMacros('${AUCTION_MBR}', { ...won, bidPriceMicros: undefined })).toBe('');
+  });
+
+  it('leaves unknown and misspelt macros as they are', () => {
+    const text = '${AUCTION_BIDID} ${AUCTION_SEAT} ${AUCTION_LOSS_CODE} ${AUCTION_MBR ${auction_loss}';
+    expect(substituteMacros(text, won)).toBe(text);
+  });
+
+  it('substitutes once: a macro inside any macro value stays as it is, encoded', () => {
+    for (const field of ['auctionId', 'bidId', 'impId', 'seatId', 'adId'] as const) {
+      const hostile = { ...won, [field]: '${AUCTION_PRICE}${AUCTION_ID}' };
+      const out = substituteMacros(
+        '${AUCTION_ID}|${AUCTION_BID_ID}|${AUCTION_IMP_ID}|${AUCTION_SEAT_ID}|${AUCTION_AD_ID}',
+        hostile,
+      );
+      expect(out).toContain('%24%7BAUCTION_PRICE%7D%24%7BAUCTION_ID%7D');
+      expect(out).not.toContain('1.3');
+      expect(out).not.toContain('${');
+    }
+  });
+
+  it('knows the longest value a macro can take', () => {
+    expect(longestMacroValue(won)).toBe('resp-7'.length);
+    expect(longestMacroValue({ ...won, seatId: 's'.repeat(300) })).toBe(300);
   });
 
   it.each([
@@ -32,7 +112,7 @@ describe('substituteMacros', () => {
     ['<img src="https://x/p/${AUCTION_IMP_ID}.gif">', '<img src="https://x/p/1.gif">'],
     ['no macro here', 'no macro here'],
     ['${auction_price} ${Auction_Price} $AUCTION_PRICE ${AUCTION_PRICE ${ AUCTION_PRICE}', null],
-    ['${AUCTION_CURRENCY} ${AUCTION_BID_ID}', null],
+    ['${AUCTION_CURRENCY} ${AUCTION_BID_ID} ${AUCTION_LOSS}', 'USD  '],
   ])('substitutes in %s', (text, expected) => {
     expect(substituteMacros(text, values)).toBe(expected ?? text);
   });

@@ -1,33 +1,87 @@
 import { microsToCpm } from './price';
 
-/** What the macros of one won bid stand for. */
+/**
+ * What the substitution macros of one bid stand for: the won bid's in its markup, win and billing
+ * notices, a lost or rejected bid's in its loss notice.
+ */
 export interface MacroValues {
   /** The bid request's id. */
   readonly auctionId: string;
-  /** The won impression's id (`bid.impid`). */
+  /** The bid's impression id (`bid.impid`). */
   readonly impId: string;
   /** The bid's `adid`; the macro becomes empty when the bid has none. */
   readonly adId?: string;
-  /** The settlement (clearing) price, CPM in micro-USD. */
-  readonly priceMicros: number;
+  /**
+   * `BidResponse.bidid`, as OpenRTB 2.5 defines `AUCTION_BID_ID`; the caller passes the bid's own
+   * `id` when the response has no `bidid` (docs/dsp-integration.md#macros).
+   */
+  readonly bidId?: string;
+  /** The seat the bid was made for (`seatbid.seat`, or the DSP's first seat when it named none). */
+  readonly seatId?: string;
+  /**
+   * The clearing price, CPM in micro-USD; undefined makes `AUCTION_PRICE` and `AUCTION_MBR`
+   * empty (a loss notice: the winning price is not disclosed to the losers).
+   */
+  readonly priceMicros?: number;
+  /** The bid's own price, CPM in micro-USD: `AUCTION_MBR` is the clearing price over it. */
+  readonly bidPriceMicros?: number;
+  /** The loss reason code (OpenRTB 2.5 list 5.25, `loss-reason.ts`): 0 for the winner. */
+  readonly lossCode?: number;
 }
 
 interface MacroDefinition {
+  /** What the macro stands for, as the DSP integration page shows it. */
   readonly description: string;
   readonly value: (values: MacroValues) => string;
 }
 
+/** The only currency the exchange bids and settles in (bidding part 8). */
+export const AUCTION_CURRENCY = 'USD';
+
+/** Clearing price over bid price, at most four decimals: `0.8667`, `1`. */
+function marketBidRatio(values: MacroValues): string {
+  const { priceMicros, bidPriceMicros } = values;
+  if (priceMicros === undefined || bidPriceMicros === undefined || !(bidPriceMicros > 0)) {
+    return '';
+  }
+  return String(Math.round((priceMicros / bidPriceMicros) * 10_000) / 10_000);
+}
+
 /**
- * The substitution macros of bidding spec part 6 (docs/specification-notes.md#bidding-part-6), by name: the
- * substitution is derived from this table.
+ * OpenRTB 2.5's substitution macros (section 4.4), by name, in the specification's order: the one
+ * table that substitution, the DSP integration page (docs/dsp-integration.md#macros, checked by
+ * `macro.substitution.spec.ts`) and the tests are derived from.
  */
 export const AUCTION_MACROS = {
-  AUCTION_ID: { description: 'Id of the bid request', value: (v) => v.auctionId },
-  AUCTION_IMP_ID: { description: 'Id of the won impression (impid)', value: (v) => v.impId },
-  AUCTION_AD_ID: { description: 'Id of the ad markup to serve (adid)', value: (v) => v.adId ?? '' },
+  AUCTION_ID: { description: 'ID of the bid request (`BidRequest.id`)', value: (v) => v.auctionId },
+  AUCTION_BID_ID: {
+    description: "ID of the bid (`BidResponse.bidid`; the bid's `id` when the response has none)",
+    value: (v) => v.bidId ?? '',
+  },
+  AUCTION_IMP_ID: { description: 'ID of the impression just won (`Bid.impid`)', value: (v) => v.impId },
+  AUCTION_SEAT_ID: {
+    description: 'ID of the bidder seat the bid was made for (`SeatBid.seat`)',
+    value: (v) => v.seatId ?? '',
+  },
+  AUCTION_AD_ID: {
+    description: 'ID of the ad markup the bidder wishes to serve (`Bid.adid`)',
+    value: (v) => v.adId ?? '',
+  },
   AUCTION_PRICE: {
-    description: 'Settlement price, CPM in USD (the only bid currency)',
-    value: (v) => microsToCpm(v.priceMicros),
+    description: 'Clearing price, CPM in the currency of the bid (USD); empty in a loss notice',
+    value: (v) => (v.priceMicros === undefined ? '' : microsToCpm(v.priceMicros)),
+  },
+  AUCTION_CURRENCY: {
+    description: 'Currency of the bid and the price: `USD`',
+    value: () => AUCTION_CURRENCY,
+  },
+  AUCTION_MBR: {
+    description: 'Market bid ratio: clearing price over bid price; empty in a loss notice',
+    value: marketBidRatio,
+  },
+  AUCTION_LOSS: {
+    description: 'Loss reason code (OpenRTB 2.5 list 5.25; 0 for the winner, ours from 1000)',
+    value: (v) => (v.lossCode === undefined ? '' : String(v.lossCode)),
   },
 } as const satisfies Record<string, MacroDefinition>;
 
@@ -35,6 +89,18 @@ export type AuctionMacro = keyof typeof AUCTION_MACROS;
 
 /** Case-sensitive, as OpenRTB's macros are: `${auction_price}` is not a macro. */
 export const MACRO_PATTERN = new RegExp(`\\$\\{(${Object.keys(AUCTION_MACROS).join('|')})\\}`, 'g');
+
+/**
+ * The longest value a macro can take with these values, in characters before encoding: what a
+ * size check of substituted text must allow for each macro it holds.
+ */
+export function longestMacroValue(values: MacroValues): number {
+  let longest = 0;
+  for (const definition of Object.values(AUCTION_MACROS) as MacroDefinition[]) {
+    longest = Math.max(longest, definition.value(values).length);
+  }
+  return longest;
+}
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
@@ -52,9 +118,9 @@ function urlSafe(value: string): string {
 }
 
 /**
- * Substitutes the bidding part 6 macros (docs/specification-notes.md#bidding-part-6) wherever they occur
- * ("without regard to syntax"), in one pass: a value that itself reads `${AUCTION_PRICE}` stays as it is (and
- * is encoded anyway).
+ * Substitutes OpenRTB 2.5's macros (bidding part 6, docs/specification-notes.md#bidding-part-6) wherever
+ * they occur ("without regard to syntax"), in one pass: a value that itself reads `${AUCTION_PRICE}` stays
+ * as it is (and is encoded anyway), so that no value can bring in another macro's value.
  */
 export function substituteMacros(text: string, values: MacroValues): string {
   return text.replace(MACRO_PATTERN, (_match, name: AuctionMacro) =>

@@ -25,7 +25,55 @@ export interface BidRequest {
   badv?: string[];
   /** 1 = test mode, the auction is not billable. */
   test?: 0 | 1;
+  source?: Source;
+  regs?: Regs;
   ext?: Record<string, unknown>;
+}
+
+/**
+ * The privacy regulations of the request (privacy.ts): OpenRTB 2.5 puts all but `coppa` in `ext`
+ * (the IAB's GDPR, CCPA and GPP extensions), 2.6 on the object itself.
+ */
+export interface Regs {
+  /** 1 = the request falls under COPPA. */
+  coppa?: 0 | 1;
+  /** 2.6 places; 2.5 has them in `ext`. */
+  gdpr?: 0 | 1;
+  us_privacy?: string;
+  gpp?: string;
+  gpp_sid?: number[];
+  ext?: { gdpr?: 0 | 1; us_privacy?: string; gpp?: string; gpp_sid?: number[] };
+}
+
+/** Where the request comes from: the transaction and the supply chain (schain.ts). */
+export interface Source {
+  /** Transaction id, common to every participant of the auction. */
+  tid?: string;
+  /** 1 = the exchange makes the final sale decision. */
+  fd?: 0 | 1;
+  /** 2.6 place; 2.5 has it in `ext.schain`. */
+  schain?: SupplyChain;
+  ext?: { schain?: SupplyChain };
+}
+
+/** The IAB SupplyChain object (version 1.0). */
+export interface SupplyChain {
+  /** 1 = every node from the inventory's owner on is listed. */
+  complete: 0 | 1;
+  ver: '1.0';
+  nodes: SupplyChainNode[];
+}
+
+export interface SupplyChainNode {
+  /** The canonical domain of the system that takes part in the sale (its sellers.json host). */
+  asi: string;
+  /** The seller's id in that system's sellers.json. */
+  sid: string;
+  /** 1 = the node handles the payment; always 1 for the exchange. */
+  hp: 0 | 1;
+  rid?: string;
+  name?: string;
+  domain?: string;
 }
 
 export interface Imp {
@@ -110,6 +158,9 @@ export interface User {
   buyeruid?: string;
   customdata?: string;
   data?: Data[];
+  /** 2.6 place of the TCF consent string; 2.5 has it in `ext.consent`. */
+  consent?: string;
+  ext?: { consent?: string };
 }
 
 export interface Data {
@@ -165,10 +216,16 @@ export interface Bid {
   adomain?: string[];
   adid?: string;
   nurl?: string;
+  /** Billing notice URL, called when the impression becomes billable (its first view). */
+  burl?: string;
+  /** Loss notice URL, called when the bid is known to have lost, for DSPs that ask for them. */
+  lurl?: string;
   cat?: string[];
   cid?: string;
   crid?: string;
   dealid?: string;
   w?: number;
   h?: number;
+  /** OpenRTB 2.6: the markup's type, 1 banner, 2 video, 3 audio, 4 native. */
+  mtype?: number;
 }
