@@ -15,7 +15,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { register } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SpoolDirectory, SpoolErrorCode, type EventSpool, type SpoolEntry } from './event-spool';
+import type { EventSpool, SpoolEntry } from './event-spool';
+import { SpoolDirectory } from './spool-directory';
+import { SpoolErrorCode } from './spool-exception';
 
 /** Counts fdatasync calls, to see appends share them; fails one write halfway, as a full disk does. */
 const syncs = vi.hoisted(() => ({ count: 0, failNextWrite: false }));
@@ -188,11 +190,9 @@ describe('EventSpool and SpoolDirectory', () => {
     expect(await readAll(spools.own)).toEqual(['a', 'b']);
   });
 
-  it('adopts the slot of a dead process and the files of the format before slots', async () => {
+  it('adopts the slot of a dead process, replays it, then removes it', async () => {
     writeFileSync(file('adx@3.spool.jsonl'), line(entry('orphan')));
     symlinkSync(`${deadPid()} 1 00000000000000aa`, file('adx@3.lock'));
-    writeFileSync(file('adx.spool.jsonl.replay'), line(entry('old-1')));
-    writeFileSync(file('adx.spool.jsonl'), line(entry('old-2')));
     const spools = directory();
     const [own, ...adopted] = spools.all();
     expect(own?.slot).toBe(0);
@@ -201,7 +201,7 @@ describe('EventSpool and SpoolDirectory', () => {
       values.push(...(await readAll(spool)));
       await spools.retire(spool);
     }
-    expect(values).toEqual(['orphan', 'old-1', 'old-2']);
+    expect(values).toEqual(['orphan']);
     expect(spools.all()).toEqual([own]);
     expect(readdirSync(dir).sort()).toEqual(['adx@0.lock', 'adx@0.spool.jsonl']);
   });

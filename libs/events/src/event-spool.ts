@@ -6,44 +6,21 @@ import {
   fdatasyncSync,
   fstatSync,
   fsync,
-  fsyncSync,
   ftruncateSync,
-  mkdirSync,
   open,
   openSync,
   read,
   readFileSync,
   readSync,
-  readdirSync,
   rename,
-  renameSync,
   rmSync,
-  statSync,
   write,
 } from 'node:fs';
-import path from 'node:path';
 import { spoolBytes } from '@app/observability';
 import type { OutgoingMessage } from './event-bus.port';
-import { SpoolLock, processAlive } from './spool-lock';
-
-export enum SpoolErrorCode {
-  /** The spool holds its maximum: the caller's events were not accepted. */
-  Full = 'SPOOL_FULL',
-  Closed = 'SPOOL_CLOSED',
-  /** A write failed and could not be undone: appending after it could corrupt accepted entries. */
-  Unwritable = 'SPOOL_UNWRITABLE',
-  NoSlot = 'SPOOL_NO_SLOT',
-}
-
-export class SpoolException extends Error {
-  constructor(
-    readonly code: SpoolErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'SpoolException';
-  }
-}
+import type { SpoolLock } from './spool-lock';
+import { SpoolErrorCode, SpoolException } from './spool-exception';
+import { fsyncDir } from './spool-fs';
 
 export interface SpoolEntry {
   readonly topic: string;
@@ -61,9 +38,6 @@ export interface SpoolOptions {
   readonly onWarning?: (message: string) => void;
 }
 
-/** Slots per client id and directory: one per live process, plus those of dead ones not yet replayed. */
-const MAX_SLOTS = 1024;
-
 /** Every spool this process holds, for the gauge. */
 const held = new Set<EventSpool>();
 
@@ -73,26 +47,6 @@ function reportBytes(): void {
     total += spool.pending();
   }
   spoolBytes.set(total);
-}
-
-function fsyncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function sizeOf(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      return 0;
-    }
-    throw error;
-  }
 }
 
 function writeAll(fd: number, data: Buffer): Promise<void> {
@@ -139,7 +93,8 @@ async function replaceFile(file: string, content: string): Promise<void> {
   await done((cb) => rename(draft, file, cb));
 }
 
-interface SlotFiles {
+/** The files of one slot, as SpoolDirectory names them. */
+export interface SlotFiles {
   readonly spool: string;
   readonly cursor: string;
   readonly lock: string;
@@ -421,140 +376,5 @@ export class EventSpool {
     rmSync(this.files.cursor, { force: true });
     fsyncDir(this.options.dir);
     return 0;
-  }
-}
-
-/**
- * The spools of one client id in one directory. A process takes the lowest slot whose lock is free
- * or stale (its holder is dead) as its own: a restarted process usually finds its own unsent entries
- * there, and its new events queue behind them. Slots of dead processes that still hold entries are
- * adopted (their lock taken) and replayed, then removed. Spool files of the format before slots
- * (`<client id>.spool.jsonl` and its `.replay`) are moved into slots of their own and adopted.
- */
-export class SpoolDirectory {
-  readonly own: EventSpool;
-  private readonly adopted: EventSpool[] = [];
-  private readonly slotName: RegExp;
-
-  constructor(private readonly options: SpoolOptions) {
-    mkdirSync(options.dir, { recursive: true });
-    this.slotName = new RegExp(`^${options.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}@(\\d+)\\.`);
-    let own: EventSpool | undefined;
-    for (let slot = 0; slot < MAX_SLOTS && !own; slot += 1) {
-      const lock = SpoolLock.tryAcquire(this.files(slot).lock);
-      own = lock && new EventSpool(slot, this.files(slot), lock, options);
-    }
-    if (!own) {
-      throw new SpoolException(
-        SpoolErrorCode.NoSlot,
-        `no free spool slot for ${options.name} in ${options.dir} (${MAX_SLOTS} held by live processes)`,
-      );
-    }
-    this.own = own;
-    this.adoptOrphans();
-  }
-
-  /** Every spool this process holds, its own first, in the order to replay them. */
-  all(): readonly EventSpool[] {
-    return [this.own, ...this.adopted];
-  }
-
-  pending(): number {
-    return this.all().reduce((sum, spool) => sum + spool.pending(), 0);
-  }
-
-  /** Takes over the slots of dead processes that still hold entries, and old-format spool files. */
-  adoptOrphans(): void {
-    const slots = new Set<number>();
-    for (const file of readdirSync(this.options.dir)) {
-      const slot = this.slotName.exec(file)?.[1];
-      if (slot !== undefined) {
-        slots.add(Number(slot));
-      }
-      this.sweepDraft(file);
-    }
-    for (const slot of [...slots].sort((a, b) => a - b)) {
-      if (!this.holds(slot) && sizeOf(this.files(slot).spool) > 0) {
-        this.adopt(slot);
-      }
-    }
-    const legacy = path.join(this.options.dir, `${this.options.name}.spool.jsonl`);
-    // The `.replay` file was being replayed when its process stopped: it is the older one.
-    for (const file of [`${legacy}.replay`, legacy]) {
-      if (existsSync(file)) {
-        this.adoptLegacy(file);
-      }
-    }
-  }
-
-  /** Closes a replayed adopted spool, which removes its files and frees its slot. */
-  async retire(spool: EventSpool): Promise<void> {
-    const at = this.adopted.indexOf(spool);
-    if (at >= 0 && spool.pending() === 0) {
-      this.adopted.splice(at, 1);
-      await spool.close();
-    }
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.all().map((spool) => spool.close()));
-  }
-
-  private files(slot: number): SlotFiles {
-    const base = path.join(this.options.dir, `${this.options.name}@${slot}`);
-    return { spool: `${base}.spool.jsonl`, cursor: `${base}.cursor`, lock: `${base}.lock` };
-  }
-
-  private holds(slot: number): boolean {
-    return this.all().some((spool) => spool.slot === slot);
-  }
-
-  private adopt(slot: number): void {
-    const lock = SpoolLock.tryAcquire(this.files(slot).lock);
-    if (lock) {
-      const spool = new EventSpool(slot, this.files(slot), lock, this.options);
-      this.adopted.push(spool);
-      this.options.onWarning?.(`adopted ${spool.file}, left by a process that is gone: replaying it`);
-    }
-  }
-
-  private adoptLegacy(file: string): void {
-    for (let slot = 0; slot < MAX_SLOTS; slot += 1) {
-      if (this.holds(slot)) {
-        continue;
-      }
-      const files = this.files(slot);
-      const lock = SpoolLock.tryAcquire(files.lock);
-      if (!lock) {
-        continue;
-      }
-      if (sizeOf(files.spool) > 0) {
-        // An orphan found on the way: adopt it too, and look further for an empty slot.
-        this.adopted.push(new EventSpool(slot, files, lock, this.options));
-        continue;
-      }
-      rmSync(files.cursor, { force: true });
-      try {
-        renameSync(file, files.spool);
-      } catch (error) {
-        lock.release();
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-          return; // another process moved it first
-        }
-        throw error;
-      }
-      fsyncDir(this.options.dir);
-      this.adopted.push(new EventSpool(slot, files, lock, this.options));
-      this.options.onWarning?.(`moved ${file} (format before slots) to ${files.spool}: replaying it`);
-      return;
-    }
-  }
-
-  /** A lock's draft left by a process killed while creating it (see SpoolLock). */
-  private sweepDraft(file: string): void {
-    const pid = /^.+\.(\d+)\.[0-9a-f]{16}\.tmp$/.exec(file)?.[1];
-    if (pid !== undefined && file.startsWith(`${this.options.name}@`) && !processAlive(Number(pid))) {
-      rmSync(path.join(this.options.dir, file), { force: true });
-    }
   }
 }

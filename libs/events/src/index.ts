@@ -4,5 +4,7 @@ export * from './in-process-event-bus';
 export * from './kafka-event-bus';
 export * from './kafka-frame';
 export * from './event-spool';
+export * from './spool-directory';
+export * from './spool-exception';
 export * from './fnv1a';
 export * from './kafka-consumer-fence';

@@ -17,7 +17,8 @@ import type {
   OutgoingMessage,
   Subscription,
 } from './event-bus.port';
-import { SpoolDirectory, type SpoolEntry } from './event-spool';
+import type { SpoolEntry } from './event-spool';
+import { SpoolDirectory } from './spool-directory';
 import { ConsumerFence, timingsAccepted, type ConsumerTimings } from './kafka-consumer-fence';
 import { frameRequests, unframe } from './kafka-frame';
 import { useFastGzip } from './kafka-gzip.codec';
