@@ -4,5 +4,4 @@ export * from './native-ad.layout';
 export * from './native-ad.renderer';
 export * from './native-fonts';
 export * from './native-image.fetcher';
-export * from './public-address.guard';
 export * from './text.layout';

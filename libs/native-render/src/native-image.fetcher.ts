@@ -1,8 +1,7 @@
 import { type Image, loadImage } from '@napi-rs/canvas';
-import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
+import { DspUrlGuard, UrlRefusal } from '@app/url-guard';
 import { parseImageHeader, type ImageFormat } from './image-header.parser';
-import { FORBIDDEN_ADDRESS_CODE, isForbiddenAddress, publicAddressLookup } from './public-address.guard';
 
 /** Why a native ad's image could not be used; the render fails with it and the bid is rejected. */
 export const IMAGE_FETCH_FAILURES = [
@@ -42,8 +41,14 @@ export interface NativeImageFetcherOptions {
   /** Largest width and height accepted, each. Default 4096 (a decoded 4096x4096 image is 64 MiB). */
   readonly maxDimension?: number;
   /**
-   * Let URLs reach private and loopback addresses. Off in production; tests and benchmarks serve
-   * their images from 127.0.0.1.
+   * The exchange's guard of the URLs DSPs give it (`@app/url-guard`): the image URL goes through
+   * it like every notice and tracker. Without one, a guard of its own that lets private addresses
+   * through only with `allowPrivateAddresses`.
+   */
+  readonly guard?: DspUrlGuard;
+  /**
+   * Let URLs reach private and loopback addresses, when no `guard` is given. Off in production;
+   * tests and benchmarks serve their images from 127.0.0.1.
    */
   readonly allowPrivateAddresses?: boolean;
   /** Defaults to an agent of its own, keeping connections to image hosts alive between fetches. */
@@ -66,7 +71,7 @@ export class NativeImageFetcher {
   private readonly timeoutMs: number;
   private readonly maxBytes: number;
   private readonly maxDimension: number;
-  private readonly allowPrivateAddresses: boolean;
+  private readonly guard: DspUrlGuard;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
 
@@ -74,38 +79,23 @@ export class NativeImageFetcher {
     this.timeoutMs = options.timeoutMs ?? 1_500;
     this.maxBytes = options.maxBytes ?? 2 * 1024 * 1024;
     this.maxDimension = options.maxDimension ?? 4096;
-    this.allowPrivateAddresses = options.allowPrivateAddresses ?? false;
+    this.guard = options.guard ?? new DspUrlGuard(options.allowPrivateAddresses ?? false);
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
       options.dispatcher ??
       new Agent({
-        connect: {
-          timeout: this.timeoutMs,
-          ...(this.allowPrivateAddresses ? {} : { lookup: publicAddressLookup }),
-        },
+        connect: { timeout: this.timeoutMs, ...this.guard.connect },
         keepAliveTimeout: 30_000,
       });
   }
 
   async fetch(url: string): Promise<ImageFetchResult> {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      return failure('image_bad_url', 'not an absolute URL');
+    const verdict = this.guard.check(url);
+    if (!verdict.ok) {
+      const reason = verdict.reason === UrlRefusal.InvalidUrl ? 'image_bad_url' : 'image_forbidden_address';
+      return failure(reason, verdict.detail);
     }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-      return failure('image_bad_url', `scheme ${target.protocol} is not http(s)`);
-    }
-    if (target.username || target.password) {
-      return failure('image_bad_url', 'credentials in the URL');
-    }
-    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (!this.allowPrivateAddresses && isIP(host) !== 0 && isForbiddenAddress(host)) {
-      return failure('image_forbidden_address', `${host} is not a public address`);
-    }
-
-    const downloaded = await this.downloadWithin(target);
+    const downloaded = await this.downloadWithin(verdict.target);
     return 'body' in downloaded ? this.decode(downloaded.body) : downloaded;
   }
 
@@ -124,7 +114,7 @@ export class NativeImageFetcher {
         return failure('image_timeout', `no complete answer within ${this.timeoutMs} ms`);
       }
       const code = (error as { code?: unknown }).code;
-      if (code === FORBIDDEN_ADDRESS_CODE) {
+      if (DspUrlGuard.refusedConnection(error)) {
         return failure('image_forbidden_address', describe(error));
       }
       if (

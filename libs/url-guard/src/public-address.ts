@@ -2,10 +2,10 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
- * Addresses a DSP's image URL must not reach: the exchange fetches whatever URL a bid names, from
- * inside its own network, and serves what it gets back as a picture. Without this an image URL of
- * http://10.0.0.5/ or http://169.254.169.254/ would make the exchange an open proxy to its private
- * services (server-side request forgery).
+ * Addresses a URL a DSP gives us must not reach: the exchange calls its notices and trackers and
+ * fetches its native images from inside its own network. Without this a notice URL of
+ * http://10.0.0.5/ or an image at http://169.254.169.254/ would make the exchange a proxy to its
+ * private services (server-side request forgery).
  */
 const FORBIDDEN = new BlockList();
 for (const [network, prefix] of [
@@ -34,7 +34,36 @@ for (const [network, prefix] of [
   FORBIDDEN.addSubnet(network, prefix, 'ipv6');
 }
 
-/** Whether an IP address literal is private, loopback, link-local or otherwise not on the Internet. */
+/** The IPv4 address in the last 32 bits of an IPv6 one, from its 16 bytes. */
+function embeddedIpv4(bytes: readonly number[]): string {
+  return bytes.slice(12).join('.');
+}
+
+/** An IPv6 address's 16 bytes. */
+function ipv6Bytes(address: string): number[] {
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  let text = address;
+  if (v4) {
+    const [a, b, c, d] = v4[1].split('.').map(Number);
+    text = `${address.slice(0, -v4[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail = ''] = text.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = text.includes('::')
+    ? [...left, ...new Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return groups.flatMap((g) => {
+    const n = parseInt(g, 16);
+    return [n >> 8, n & 0xff];
+  });
+}
+
+/**
+ * Whether an IP address literal is private, loopback, link-local or otherwise not on the Internet.
+ * An IPv6 address that carries an IPv4 one (mapped `::ffff:0:0/96`, NAT64 `64:ff9b::/96`, 6to4
+ * `2002::/16`) is judged by that IPv4 address: each is a way back into a private IPv4 network.
+ */
 export function isForbiddenAddress(address: string): boolean {
   const version = isIP(address);
   if (version === 0) {
@@ -43,15 +72,22 @@ export function isForbiddenAddress(address: string): boolean {
   if (version === 4) {
     return FORBIDDEN.check(address, 'ipv4');
   }
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) {
-    return FORBIDDEN.check(mapped[1], 'ipv4');
+  if (FORBIDDEN.check(address, 'ipv6')) {
+    return true;
   }
-  return FORBIDDEN.check(address, 'ipv6');
+  const bytes = ipv6Bytes(address);
+  const prefix = bytes.slice(0, 12).join(',');
+  if (prefix === '0,0,0,0,0,0,0,0,0,0,255,255' || prefix === '0,100,255,155,0,0,0,0,0,0,0,0') {
+    return FORBIDDEN.check(embeddedIpv4(bytes), 'ipv4');
+  }
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) {
+    return FORBIDDEN.check(bytes.slice(2, 6).join('.'), 'ipv4');
+  }
+  return false;
 }
 
-/** The code of the error a guarded lookup fails with, for the fetcher to tell it from DNS failures. */
-export const FORBIDDEN_ADDRESS_CODE = 'ERR_NATIVE_IMAGE_FORBIDDEN_ADDRESS';
+/** The code of the error a guarded lookup fails with, for a caller to tell it from DNS failures. */
+export const FORBIDDEN_ADDRESS_CODE = 'ERR_DSP_URL_FORBIDDEN_ADDRESS';
 
 /**
  * A `net.connect` lookup that resolves as usual, then refuses a host any of whose addresses is

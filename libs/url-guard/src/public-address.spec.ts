@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FORBIDDEN_ADDRESS_CODE, isForbiddenAddress, publicAddressLookup } from './public-address.guard';
+import { FORBIDDEN_ADDRESS_CODE, isForbiddenAddress, publicAddressLookup } from './public-address';
 
 describe('isForbiddenAddress', () => {
   it.each([
@@ -16,12 +16,25 @@ describe('isForbiddenAddress', () => {
     'fe80::1',
     '::ffff:127.0.0.1',
     '::ffff:10.0.0.1',
+    '::ffff:7f00:1',
+    '0:0:0:0:0:ffff:a00:1',
+    '64:ff9b::a00:1',
+    '64:ff9b::169.254.169.254',
+    '2002:7f00:1::1',
+    '2002:c0a8:101::',
     'not an address',
   ])('refuses %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (address) => {
+  it.each([
+    '8.8.8.8',
+    '93.184.216.34',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ])('allows %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(false);
   });
 });

@@ -1,0 +1,2 @@
+export * from './public-address';
+export * from './dsp-url.guard';
