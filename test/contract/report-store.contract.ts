@@ -115,11 +115,10 @@ function cellTruths(events: readonly AdEvent[], split: string): Map<string, Cell
 }
 
 /**
- * The standard deviation of each estimate of the inexact tier for one cell, as README.md ("Exact and
- * inexact data") derives it: a sampled sum N × Σ x_i over 1-in-N impressions has variance
- * (N−1) Σ x_i²; a ratio R over the sampled impressions, to first order, (N−1) Σ (x_i − R)² / I²;
- * a ratio over exact clicks or conversions, the numerator's variance over the denominator squared.
- * Clicks, conversions and ccr are exact: 0.
+ * The standard deviation of each estimate of the inexact tier for one cell, as docs/exactness.md#error-bound
+ * derives it: a sampled sum N × Σ x_i over 1-in-N impressions has variance (N−1) Σ x_i²; a ratio R over the
+ * sampled impressions, to first order, (N−1) Σ (x_i − R)² / I²; a ratio over exact clicks or conversions, the
+ * numerator's variance over the denominator squared. Clicks, conversions and ccr are exact: 0.
  */
 function sigmasOf(cell: CellTruth, n: number): Record<string, number> {
   const m = cell.measures;
