@@ -21,10 +21,11 @@ import { startEmbeddedSystem, type EmbeddedSystem } from '@apps/main';
 
 /**
  * The long run of the reporting API's fuzzer (libs/testing/src/reporting-fuzz.ts; the e2e suite
- * test/e2e/reporting-fuzz.test.ts runs 3,000 of the same requests): 100,000 seeded requests over
- * HTTP to the embedded system (DuckDB in memory, as `npm start` without a stack), while an ingest
- * keeps adding yesterday's traffic, every answer checked as the suite checks it (a code of part 7
- * with its status, never 53, valid headers, a JSON report's totals equal to its rows).
+ * test/e2e/reporting-fuzz.test.ts runs 3,000 of the same requests): 100,000 seeded requests over HTTP to the
+ * embedded system (DuckDB in memory, as `npm start` without a stack), while an ingest keeps adding
+ * yesterday's traffic, every answer checked as the suite checks it (a code of reporting part 7,
+ * docs/specification-notes.md#reporting-part-7, with its status, never 53, valid headers, a JSON report's
+ * totals equal to its rows).
  *
  * `npm run bench:reporting-fuzz [-- --requests 100000] [--seed 20261122] [--ingest-interval-ms 100]
  *  [--distributed]` (`--distributed`: Kafka, ClickHouse and Redis of `npm run stack:up`, under fresh

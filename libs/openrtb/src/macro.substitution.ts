@@ -35,7 +35,10 @@ interface MacroDefinition {
   readonly value: (values: MacroValues) => string;
 }
 
-/** The only currency the exchange bids and settles in (bidding part 8). */
+/**
+ * The only currency the exchange bids and settles in (bidding part 8,
+ * docs/specification-notes.md#bidding-part-8).
+ */
 export const AUCTION_CURRENCY = 'USD';
 
 /** Clearing price over bid price, at most four decimals: `0.8667`, `1`. */
