@@ -59,6 +59,49 @@ describe('catalog loader', () => {
     );
   });
 
+  it("reads a DSP's notices, vendor id and OpenRTB version, and a publisher's privacy defaults", () => {
+    const doc = demo();
+    Object.assign(doc.dsps[0], { lossNotices: true, gvlVendorId: 2, openrtbVersion: '2.6' });
+    Object.assign(doc.publishers[0], {
+      sellerId: 'S-1',
+      sellerType: 'INTERMEDIARY',
+      confidential: true,
+      coppa: true,
+      privacy: { gdpr: 1, usPrivacy: '1YNN', gpp: 'DBABMA~CPx', gppSid: [2, 6] },
+    });
+    const catalog = buildCatalog(doc);
+    expect(catalog.dsps.get(doc.dsps[0].id as string)).toMatchObject({
+      lossNotices: true,
+      gvlVendorId: 2,
+      openrtbVersion: '2.6',
+    });
+    expect(catalog.publishers.get(doc.publishers[0].id as string)?.privacy).toMatchObject({
+      gdpr: 1,
+      gppSid: [2, 6],
+    });
+  });
+
+  it('refuses malformed notices, vendor ids, versions and privacy defaults', () => {
+    const doc = demo();
+    Object.assign(doc.dsps[0], { lossNotices: 'yes', gvlVendorId: 0, openrtbVersion: '3.0' });
+    Object.assign(doc.publishers[0], {
+      sellerType: 'RESELLER',
+      privacy: { gdpr: 2, usPrivacy: '1XYZ', gpp: 'a b', gppSid: [-1] },
+    });
+    expect(problemsOf(doc)).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('dsps.0.lossNotices'),
+        expect.stringContaining('dsps.0.gvlVendorId'),
+        expect.stringContaining('dsps.0.openrtbVersion'),
+        expect.stringContaining('publishers.0.sellerType'),
+        expect.stringContaining('publishers.0.privacy.gdpr'),
+        expect.stringContaining('publishers.0.privacy.usPrivacy'),
+        expect.stringContaining('publishers.0.privacy.gpp'),
+        expect.stringContaining('publishers.0.privacy.gppSid'),
+      ]),
+    );
+  });
+
   it('resolves attributes up the hierarchy', () => {
     const attrs = loadCatalog().attributesFor('strategy_id', 'str-1-1-1-1');
     expect(attrs).toMatchObject({

@@ -108,9 +108,13 @@ function referenceProblems(doc: CatalogDocument): string[] {
     check(!s.privateAuction || dealIds.size > 0, `ad slot ${s.id}: a private auction needs deals`);
   }
   const domains = new Set<string>();
+  const sellerIds = new Set<string>();
   for (const p of doc.publishers) {
     check(!domains.has(p.domain), `publisher ${p.id}: domain ${p.domain} already used`);
     domains.add(p.domain);
+    const sellerId = p.sellerId ?? p.id;
+    check(!sellerIds.has(sellerId), `publisher ${p.id}: seller id ${sellerId} already used`);
+    sellerIds.add(sellerId);
   }
   return problems;
 }

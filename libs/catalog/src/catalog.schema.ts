@@ -19,6 +19,11 @@ import {
 } from 'class-validator';
 
 export const CAMPAIGN_TYPES = ['newsletter', 'roadblock', 'takeover', 'dedicated', 'display'] as const;
+/** How a seller sells on the exchange, as IAB sellers.json 1.0 names it. */
+export const SELLER_TYPES = ['PUBLISHER', 'INTERMEDIARY', 'BOTH'] as const;
+export type SellerType = (typeof SELLER_TYPES)[number];
+/** The OpenRTB versions a DSP can be spoken to in; 2.5 when its entry names none. */
+export const DSP_OPENRTB_VERSIONS = ['2.5', '2.6'] as const;
 export const DEMAND_TYPES = ['direct', 'house', 'exchange', 'fallback_ads'] as const;
 export type CampaignType = (typeof CAMPAIGN_TYPES)[number];
 export type DemandType = (typeof DEMAND_TYPES)[number];
@@ -75,6 +80,36 @@ export class UserRecord {
   apiAccess!: boolean;
 }
 
+/**
+ * A publisher's privacy signals where its ad tags say nothing (docs/dsp-integration.md#privacy):
+ * the tag's `gdpr`, `us_privacy`, `gpp` and `gpp_sid` override them one by one.
+ */
+export class PrivacyDefaultsRecord {
+  /** 1: GDPR applies to the publisher's readers (an EU publisher); 0: it does not. */
+  @IsOptional()
+  @IsIn([0, 1])
+  gdpr?: 0 | 1;
+
+  /** The IAB US Privacy string, e.g. `1YNN`. */
+  @IsOptional()
+  @Matches(/^1[YN-]{3}$/)
+  usPrivacy?: string;
+
+  /** An IAB GPP string. */
+  @IsOptional()
+  @MaxLength(4096)
+  @Matches(/^[A-Za-z0-9_.-]+(~[A-Za-z0-9_.-]*)*$/)
+  gpp?: string;
+
+  /** The GPP section ids that apply. */
+  @IsOptional()
+  @ArrayMaxSize(32)
+  @IsInt({ each: true })
+  @Min(0, { each: true })
+  @Max(65535, { each: true })
+  gppSid?: number[];
+}
+
 export class PublisherRecord extends Entity {
   @Matches(ID_PATTERN)
   accountId!: string;
@@ -110,6 +145,37 @@ export class PublisherRecord extends Entity {
   @ArrayMaxSize(500)
   @Matches(DOMAIN_PATTERN, { each: true })
   badv?: string[];
+
+  /**
+   * The publisher's `seller_id` in our sellers.json, its `sid` in the supply chain and the id in
+   * its ads.txt line; the publisher's id when absent. Unique across publishers.
+   */
+  @IsOptional()
+  @Matches(ID_PATTERN)
+  sellerId?: string;
+
+  /**
+   * `PUBLISHER` (the default): it owns the inventory it sells; `INTERMEDIARY`: it resells another's
+   * (its supply chain is then incomplete); `BOTH`.
+   */
+  @IsOptional()
+  @IsIn(SELLER_TYPES)
+  sellerType?: SellerType;
+
+  /** Its sellers.json entry hides its name and domain (`is_confidential` 1). */
+  @IsOptional()
+  @IsBoolean()
+  confidential?: boolean;
+
+  /** Its newsletters are directed to children: every bid request says COPPA (`regs.coppa` 1). */
+  @IsOptional()
+  @IsBoolean()
+  coppa?: boolean;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PrivacyDefaultsRecord)
+  privacy?: PrivacyDefaultsRecord;
 }
 
 export class TemplateRecord extends Entity {
@@ -315,6 +381,32 @@ export class DspRecord extends Entity {
   @IsOptional()
   @IsBoolean()
   paused?: boolean;
+
+  /**
+   * The DSP wants loss notices: each of its bids that loses or is rejected has its `lurl` called,
+   * with the loss reason code (docs/dsp-integration.md#notices).
+   */
+  @IsOptional()
+  @IsBoolean()
+  lossNotices?: boolean;
+
+  /**
+   * The DSP's vendor id in the IAB Global Vendor List: where GDPR applies, only a TCF consent to
+   * this vendor (purpose 1) lets its bid requests carry user ids and its sync run. Absent: none.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  gvlVendorId?: number;
+
+  /**
+   * `2.6` sends the DSP OpenRTB 2.6 (`x-openrtb-version: 2.6`, the fields 2.6 moved out of `ext`);
+   * `2.5`, the default, 2.5.
+   */
+  @IsOptional()
+  @IsIn(DSP_OPENRTB_VERSIONS)
+  openrtbVersion?: (typeof DSP_OPENRTB_VERSIONS)[number];
 }
 
 export class CatalogDocument {

@@ -2,3 +2,4 @@ export * from './catalog.schema';
 export * from './catalog';
 export * from './catalog.loader';
 export * from './catalog.exception';
+export * from './sellers-json';

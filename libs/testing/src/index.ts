@@ -11,3 +11,4 @@ export * from './background-ingest';
 export * from './reporting-fuzz';
 export * from './tier-oracle';
 export * from './ingest-process';
+export * from './sellers-json-schema';
