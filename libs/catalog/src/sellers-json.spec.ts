@@ -4,7 +4,6 @@ import { validateSellersJson } from '@app/testing';
 import { DEMO_CATALOG_PATH, buildCatalog, loadCatalog } from './catalog.loader';
 import { buildSellersJson, sellerOf } from './sellers-json';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test edits any part of the document
 const demo = (): any => JSON.parse(readFileSync(DEMO_CATALOG_PATH, 'utf8'));
 
 describe('buildSellersJson', () => {
