@@ -379,6 +379,8 @@ function startAuction(port: number, catalogPath: string, profileDir?: string): A
     AUCTION_PUBLIC_URL: `http://127.0.0.1:${port}`,
     CATALOG_PATH: catalogPath,
     LOG_LEVEL: 'warn',
+    // The simulated DSPs listen on loopback: their win notices and trackers are called there.
+    DSP_URL_ALLOW_PRIVATE: '1',
   };
   delete env.KAFKA_BROKERS;
   delete env.REDIS_URL;

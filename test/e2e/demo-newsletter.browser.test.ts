@@ -177,7 +177,7 @@ for (const mode of ['embedded'] as Mode[]) {
           AUCTION_PUBLIC_URL: auctionUrl,
           AUCTION_TMAX_MS: String(DSP_BUDGET_MS),
           // The simulators, which serve the native ad's main image, are on loopback.
-          NATIVE_IMAGE_ALLOW_PRIVATE: '1',
+          DSP_URL_ALLOW_PRIVATE: '1',
           NATIVE_IMAGE_TIMEOUT_MS: String(NATIVE_IMAGE_BUDGET_MS),
         },
         () => now,

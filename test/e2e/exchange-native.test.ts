@@ -48,7 +48,7 @@ describe('exchange: Native 1.1 ads, static and flattened, and the native answers
     api = await startReporting('embedded', {
       CATALOG_PATH: catalog,
       AUCTION_TMAX_MS: '1000',
-      NATIVE_IMAGE_ALLOW_PRIVATE: '1',
+      DSP_URL_ALLOW_PRIVATE: '1',
       NATIVE_IMAGE_TIMEOUT_MS: '700',
     });
     auctionUrl = `http://127.0.0.1:${listeningPort(api.system.auction)}`;

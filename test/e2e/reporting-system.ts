@@ -63,6 +63,8 @@ export async function startReporting(
       INGEST_PORT: '0',
       AUCTION_PORT: '0',
       RATE_LIMIT_PER_SECOND: '10000',
+      // The suites' DSP simulators listen on loopback: their notices and trackers are called there.
+      DSP_URL_ALLOW_PRIVATE: '1',
       ...(mode === 'distributed' ? distributedEnv() : {}),
       ...env,
     },

@@ -90,11 +90,33 @@ export class AuctionConfig extends BaseSettings {
   BID_RESPONSE_MAX_BYTES = 256 * 1024;
 
   /**
-   * 1 lets native ad images be fetched from private and loopback addresses (local runs, tests);
-   * 0 (the default) refuses them, so that a DSP cannot make the exchange fetch inside its network.
+   * 1 lets the URLs DSPs give us (win, billing and loss notices, trackers, native images) be called
+   * on private and loopback addresses (local runs, tests, whose DSPs listen on loopback); 0 (the
+   * default) refuses them, so that a DSP cannot make the exchange call inside its network. The one
+   * setting of the one guard (`@app/url-guard`).
    */
   @IsIn([0, 1])
-  NATIVE_IMAGE_ALLOW_PRIVATE: 0 | 1 = 0;
+  DSP_URL_ALLOW_PRIVATE: 0 | 1 = 0;
+
+  /**
+   * The exchange's own domain: the `asi` of its supply chain node, where its sellers.json is served
+   * (`https://<domain>/sellers.json`) and the first field of a publisher's ads.txt line.
+   */
+  @Matches(/^(?=.{3,253}$)[a-z0-9-]+(\.[a-z0-9-]+)+$/, {
+    message: 'EXCHANGE_DOMAIN must be a lower-case domain',
+  })
+  EXCHANGE_DOMAIN = 'email-adx.example';
+
+  /** The contact e-mail of sellers.json; left out when unset. */
+  @IsOptional()
+  @Matches(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: 'SELLERS_CONTACT_EMAIL must be an e-mail address' })
+  SELLERS_CONTACT_EMAIL?: string = undefined;
+
+  /** The contact address of sellers.json; left out when unset. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  SELLERS_CONTACT_ADDRESS?: string = undefined;
 
   /** Budget of fetching a native ad's main image to flatten it, ms. */
   @IsInt()

@@ -5,11 +5,12 @@ import type { Catalog } from '@app/catalog';
 import { EVENT_BUS, type EventBus } from '@app/events';
 import { ObservabilityModule } from '@app/observability';
 import { STATE_STORE, type StateStore } from '@app/state-store';
+import { DspUrlGuard } from '@app/url-guard';
 import { AdTagHandler } from './ad-tag.handler';
 import type { AuctionConfig } from './auction.config';
 import { AuctionExceptionFilter } from './auction-exception.filter';
 import { AuctionService } from './auction.service';
-import { AUCTION_CONFIG, CATALOG, CLOCK, GEO_RESOLVER, type Clock } from './auction.tokens';
+import { AUCTION_CONFIG, CATALOG, CLOCK, DSP_URL_GUARD, GEO_RESOLVER, type Clock } from './auction.tokens';
 import { DemoController } from './demo/demo.controller';
 import { PublicOrigin } from './public-origin.service';
 import { AdServingService } from './serving/ad-serving.service';
@@ -52,6 +53,7 @@ export class AuctionModule {
         { provide: STATE_STORE, useValue: deps.stateStore },
         { provide: GEO_RESOLVER, useValue: deps.geo },
         { provide: CLOCK, useValue: deps.clock ?? (() => new Date()) },
+        { provide: DSP_URL_GUARD, useValue: new DspUrlGuard(deps.config.DSP_URL_ALLOW_PRIVATE === 1) },
         { provide: APP_FILTER, useClass: AuctionExceptionFilter },
         AdTagHandler,
         AuctionService,

@@ -18,8 +18,8 @@ async function main(): Promise<void> {
   const config = loadConfig(MainConfig, process.env);
   const logger = createLogger(config.LOG_LEVEL, 'adx');
   let auctionOffsetMs = 0;
-  // The demo's DSPs answer on loopback: their native images may be fetched there.
-  const env = config.DEMO_DSPS === 1 ? { NATIVE_IMAGE_ALLOW_PRIVATE: '1', ...process.env } : process.env;
+  // The demo's DSPs answer on loopback: their notices, trackers and native images are called there.
+  const env = config.DEMO_DSPS === 1 ? { DSP_URL_ALLOW_PRIVATE: '1', ...process.env } : process.env;
   const system = await startEmbeddedSystem(
     env,
     logger,

@@ -7,8 +7,9 @@ import {
 } from '@app/native-render';
 import type { NativeAd } from '@app/openrtb';
 import { STATE_STORE, type StateStore } from '@app/state-store';
+import type { DspUrlGuard } from '@app/url-guard';
 import type { AuctionConfig } from '../auction.config';
-import { AUCTION_CONFIG } from '../auction.tokens';
+import { AUCTION_CONFIG, DSP_URL_GUARD } from '../auction.tokens';
 import { PublicOrigin } from '../public-origin.service';
 
 /** What a native ad shows as: a static ad's own image, or our flattened PNG of it. */
@@ -36,12 +37,13 @@ export class NativeCreativeService implements OnApplicationShutdown {
   constructor(
     @Inject(AUCTION_CONFIG) config: AuctionConfig,
     @Inject(STATE_STORE) private readonly state: StateStore,
+    @Inject(DSP_URL_GUARD) guard: DspUrlGuard,
     private readonly origin: PublicOrigin,
   ) {
     this.renderer = new NativeAdRenderer({
       fetcher: new NativeImageFetcher({
         timeoutMs: config.NATIVE_IMAGE_TIMEOUT_MS,
-        allowPrivateAddresses: config.NATIVE_IMAGE_ALLOW_PRIVATE === 1,
+        guard,
       }),
     });
     this.ttlMs = config.DECISION_TTL_HOURS * HOUR_MS;

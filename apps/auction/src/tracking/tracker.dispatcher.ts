@@ -1,11 +1,18 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Agent, type Dispatcher } from 'undici';
 import { trackerCalls } from '@app/observability';
-import { isHttpUrl } from '@app/openrtb';
+import { DspUrlGuard } from '@app/url-guard';
 import type { AuctionConfig } from '../auction.config';
-import { AUCTION_CONFIG } from '../auction.tokens';
+import { AUCTION_CONFIG, DSP_URL_GUARD } from '../auction.tokens';
 
-export type TrackerKind = 'win_notice' | 'impression' | 'click';
+/**
+ * What a server-to-server call is: the win notice (`nurl`), the billing notice (`burl`, at the first
+ * view), a loss notice (`lurl`), or a tracker of the markup (impression, click).
+ */
+export type TrackerKind = 'win_notice' | 'billing_notice' | 'loss_notice' | 'impression' | 'click';
+
+/** How a call ended, or why it was not made: the `result` label of `adx_tracker_calls_total`. */
+type TrackerResult = 'ok' | 'http_error' | 'failed' | 'forbidden_address';
 
 const HEADERS = ['user-agent', 'email-adx/1 (server-to-server tracker)'];
 
@@ -42,7 +49,8 @@ class TrackerCall implements Dispatcher.DispatchHandler {
   }
 
   onError(error: Error): void {
-    this.end('failed', error.message);
+    // The guard's lookup refused the addresses the host resolved to: no connection was made.
+    this.end(DspUrlGuard.refusedConnection(error) ? 'forbidden_address' : 'failed', error.message);
   }
 
   expire(): void {
@@ -54,7 +62,7 @@ class TrackerCall implements Dispatcher.DispatchHandler {
     }
   }
 
-  private end(result: 'ok' | 'http_error' | 'failed', error?: string): void {
+  private end(result: TrackerResult, error?: string): void {
     if (!this.ended) {
       this.ended = true;
       this.dispatcher.ended(this, result, error);
@@ -63,9 +71,11 @@ class TrackerCall implements Dispatcher.DispatchHandler {
 }
 
 /**
- * Fires win notices and trackers server to server, after the answer to the viewer: never awaited
- * by a request, bounded in time and in calls in flight (beyond the bound a call is dropped and
- * counted, so that a slow tracker host cannot pile up sockets and memory).
+ * Fires notices and trackers server to server, after the answer to the viewer: never awaited by a
+ * request, bounded in time and in calls in flight (beyond the bound a call is dropped and counted,
+ * so that a slow tracker host cannot pile up sockets and memory). Every URL goes through the DSP
+ * URL guard: one that is not plain http(s), or whose host is (or resolves to) an internal address,
+ * is never called, only counted (`invalid_url`, `forbidden_address`).
  */
 @Injectable()
 export class TrackerDispatcher implements OnApplicationShutdown {
@@ -75,11 +85,15 @@ export class TrackerDispatcher implements OnApplicationShutdown {
   private readonly sweeper: NodeJS.Timeout;
   private idle: (() => void)[] = [];
 
-  constructor(@Inject(AUCTION_CONFIG) private readonly config: AuctionConfig) {
+  constructor(
+    @Inject(AUCTION_CONFIG) private readonly config: AuctionConfig,
+    @Inject(DSP_URL_GUARD) private readonly guard: DspUrlGuard,
+  ) {
     this.agent = new Agent({
       headersTimeout: config.TRACKER_TIMEOUT_MS,
       bodyTimeout: config.TRACKER_TIMEOUT_MS,
       connections: 32,
+      connect: { ...guard.connect },
     });
     this.sweeper = setInterval(() => this.sweep(), Math.max(100, config.TRACKER_TIMEOUT_MS / 4));
     this.sweeper.unref();
@@ -87,22 +101,23 @@ export class TrackerDispatcher implements OnApplicationShutdown {
 
   fire(kind: TrackerKind, urls: readonly string[]): void {
     for (const url of urls) {
-      if (!isHttpUrl(url)) {
-        trackerCalls.inc({ kind, result: 'invalid_url' });
+      const verdict = this.guard.check(url);
+      if (!verdict.ok) {
+        trackerCalls.inc({ kind, result: verdict.reason });
         continue;
       }
       if (this.inFlight.size >= this.config.TRACKER_MAX_IN_FLIGHT) {
         trackerCalls.inc({ kind, result: 'dropped' });
         continue;
       }
-      const { origin, pathname, search } = new URL(url);
+      const { origin, pathname, search } = verdict.target;
       const call = new TrackerCall(this, kind);
       this.inFlight.add(call);
       this.agent.dispatch({ origin, path: `${pathname}${search}`, method: 'GET', headers: HEADERS }, call);
     }
   }
 
-  ended(call: TrackerCall, result: 'ok' | 'http_error' | 'failed', error?: string): void {
+  ended(call: TrackerCall, result: TrackerResult, error?: string): void {
     this.inFlight.delete(call);
     trackerCalls.inc({ kind: call.kind, result });
     if (error) {
