@@ -1,4 +1,5 @@
 import type { AdSlotRecord, PublisherRecord, TemplateRecord } from '@app/catalog';
+import type { PrivacySignals, TcfConsent } from '@app/openrtb';
 
 /** What the publisher's ad tag says about the open (the query of `/img` and `/click`). */
 export interface TagParameters {
@@ -12,6 +13,8 @@ export interface TagParameters {
   readonly gender: string;
   /** The publisher's consent flag: false (`consent=0`) turns user matching off for this request. */
   readonly consent: boolean;
+  /** The tag's privacy signals (`gdpr`, `gdpr_consent`, `us_privacy`, `gpp`, `gpp_sid`). */
+  readonly privacy: Omit<PrivacySignals, 'coppa'>;
 }
 
 /** Who is looking, as far as the request tells. */
@@ -45,4 +48,8 @@ export interface AdContext {
   readonly publisher: PublisherRecord;
   readonly tag: TagParameters;
   readonly viewer: Viewer;
+  /** The tag's privacy signals over the publisher's defaults (core/privacy-context.ts). */
+  readonly privacy: PrivacySignals;
+  /** The TCF consent, decoded once, where GDPR applies and the string decodes. */
+  readonly consent?: TcfConsent;
 }

@@ -1,10 +1,14 @@
+import { readPrivacyParameters } from '@app/openrtb';
 import { AGE_RANGES, GENDERS } from '@app/report-model';
 import type { TagParameters } from '../core/ad-context';
 
 /** Limits of the ad tag's query, beyond which a value is dropped (and the drop recorded). */
 export const TAG_LIMITS = {
-  /** The whole query string: past it, nothing of it is used. */
-  queryBytes: 4096,
+  /**
+   * The whole query string: past it, nothing of it is used. Room for a TCF consent string and a
+   * GPP string of a couple of kilobytes each beside the other parameters.
+   */
+  queryBytes: 8192,
   idLength: 128,
   keyValues: 20,
   keyLength: 64,
@@ -43,12 +47,14 @@ const EMPTY_TAG: TagParameters = {
   age: '',
   gender: '',
   consent: false,
+  privacy: {},
 };
 
 /**
  * Reads the ad tag's query (`placement`, `list`, `recipient`, `email_domain`, repeatable `kv`,
- * `age`, `gender`, `consent`; `cb` is a cache buster and ignored). A bad value is dropped and named in
- * `problems`, never a failure: the email still gets an ad.
+ * `age`, `gender`, `consent`, and the privacy signals `gdpr`, `gdpr_consent`, `us_privacy`, `gpp`,
+ * `gpp_sid`; `cb` is a cache buster and ignored). A bad value is dropped and named in `problems`,
+ * never a failure: the email still gets an ad.
  */
 export function parseTagQuery(query: TagQuery, rawQueryLength: number): ParsedTag {
   if (rawQueryLength > TAG_LIMITS.queryBytes) {
@@ -82,6 +88,8 @@ export function parseTagQuery(query: TagQuery, rawQueryLength: number): ParsedTa
   const age = single('age');
   const gender = single('gender').toLowerCase();
   const consent = single('consent');
+  const privacy = readPrivacyParameters(single);
+  problems.push(...privacy.problems);
   return {
     tag: {
       placementId: id('placement'),
@@ -93,6 +101,7 @@ export function parseTagQuery(query: TagQuery, rawQueryLength: number): ParsedTa
       gender: checked('gender', gender, (GENDERS as readonly string[]).includes(gender)),
       // Matching is on unless the tag says otherwise; a flag we cannot read turns it off.
       consent: consent === '' || checked('consent', consent, consent === '0' || consent === '1') === '1',
+      privacy: privacy.signals,
     },
     problems,
     oversized: false,
