@@ -9,7 +9,14 @@ import { generateDemoTraffic } from '@app/demo-traffic';
 import { KafkaEventBus, TOPIC_BY_TYPE, toMessage, type AdEvent } from '@app/events';
 import { ClickHouseReportStore } from '@app/report-store';
 import { emptyMeasures, type Measures } from '@app/report-model';
-import { FIXED_NOW, IngestProcess, PrivateStack, tiersAgainstRaw, unsealedDays } from '@app/testing';
+import {
+  FIXED_NOW,
+  IngestProcess,
+  PrivateStack,
+  clickHouseSql,
+  tiersAgainstRaw,
+  unsealedDays,
+} from '@app/testing';
 
 /**
  * The fault run at scale (issue: billing numbers under faults): N events over closed days produced
@@ -68,23 +75,7 @@ async function main(): Promise<void> {
   const stack = await PrivateStack.create('bench-faults');
   console.log('starting a private Kafka and ClickHouse');
   stack.up('kafka', 'clickhouse');
-  const sql = async (query: string, tries = 5): Promise<string[]> => {
-    const response = await fetch(`${stack.clickhouseUrl}/`, { method: 'POST', body: query }).catch(
-      () => undefined,
-    );
-    if (!response) {
-      if (tries <= 1) {
-        throw new Error(`ClickHouse unreachable: ${query}`);
-      }
-      await sleep(500);
-      return sql(query, tries - 1);
-    }
-    const text = await response.text();
-    if (!response.ok) {
-      throw new Error(`${query}: ${text}`);
-    }
-    return text.split('\n').filter(Boolean);
-  };
+  const sql = clickHouseSql(() => stack.clickhouseUrl);
   const rawIds = async () => Number((await sql(`SELECT uniqExact(event_id) FROM ${database}.events_raw`))[0]);
   const store = new ClickHouseReportStore({
     url: stack.clickhouseUrl,

@@ -9,6 +9,7 @@ import { MEASURE_NAMES, type StoreQuery } from '@app/report-model';
 import {
   IngestProcess,
   PrivateStack,
+  clickHouseSql,
   ReportClient,
   demoEvents,
   expectedBySplit,
@@ -49,25 +50,7 @@ describe.runIf(
   let live = false;
   let reporting: ChildProcess | undefined;
 
-  const sql = async (query: string, tries = 3): Promise<string[]> => {
-    // A connection kept alive to a ClickHouse since killed fails once: the next one is new.
-    const response = await fetch(`${stack.clickhouseUrl}/`, { method: 'POST', body: query }).catch(
-      (error: unknown) => {
-        if (tries <= 1) {
-          throw error;
-        }
-        return undefined;
-      },
-    );
-    if (!response) {
-      return sql(query, tries - 1);
-    }
-    const text = await response.text();
-    if (!response.ok) {
-      throw new Error(`${query}: ${text}`);
-    }
-    return text.split('\n').filter(Boolean);
-  };
+  const sql = clickHouseSql(() => stack.clickhouseUrl);
   const number = async (query: string) => Number((await sql(query))[0] ?? 0);
 
   async function startIngest(): Promise<void> {

@@ -4,6 +4,7 @@ import type { AdEvent } from '@app/events';
 import { ClickHouseReportStore, ClosedDaySealer } from '@app/report-store';
 import {
   PrivateStack,
+  clickHouseSql,
   makeEvent,
   requireOrSkip,
   stackServersInstalled,
@@ -77,25 +78,7 @@ describe.runIf(
   afterAll(() => stack?.down('clickhouse'), 120_000);
 
   it('every tier equals its recomputation after a pass stopped at each step, and a new pass', async () => {
-    const sql = async (query: string, tries = 5): Promise<string[]> => {
-      const response = await fetch(`${stack.clickhouseUrl}/`, { method: 'POST', body: query }).catch(
-        (error: unknown) => {
-          if (tries <= 1) {
-            throw error;
-          }
-          return undefined;
-        },
-      );
-      if (!response) {
-        await new Promise((r) => setTimeout(r, 200));
-        return sql(query, tries - 1);
-      }
-      const text = await response.text();
-      if (!response.ok) {
-        throw new Error(`${query}: ${text}`);
-      }
-      return text.split('\n').filter(Boolean);
-    };
+    const sql = clickHouseSql(() => stack.clickhouseUrl);
     const options = {
       url: stack.clickhouseUrl,
       database,
@@ -130,8 +113,11 @@ describe.runIf(
     let ghostsSeen = 0;
     for (let stopAt = 1; stopAt <= steps; stopAt += 1) {
       // Late events on every day, and some delivered twice: every tier and month is stale again.
+      // Not twice before a ClickHouse kill: the views' rows of a late duplicate count twice until
+      // the next seal (docs/exactness.md), and the report read after the restart must differ from
+      // the raw events only by what the restart brought back.
       const late = eventsOf(stopAt, 60);
-      await ingest([...late, ...late.slice(0, 10)]);
+      await ingest(CLICKHOUSE_KILLS.has(stopAt) ? late : [...late, ...late.slice(0, 10)]);
       const stopped = stoppingClient(client(), stopAt);
       await expect(new ClosedDaySealer(stopped.client, database).seal(NOW)).rejects.toThrow(/sealer killed/);
       if (CLICKHOUSE_KILLS.has(stopAt)) {

@@ -3,6 +3,32 @@ import { MEASURE_NAMES } from '@app/report-model';
 /** Sends a statement to a ClickHouse server and answers its TabSeparated lines. */
 export type SqlLines = (query: string) => Promise<string[]>;
 
+/**
+ * `SqlLines` over HTTP to a server that the caller may kill and restart: a connection kept alive
+ * to a server since killed fails once, and one that is starting refuses for a moment, so a failure
+ * to connect is tried again (5 times, 300 ms apart). ClickHouse's own errors are thrown at once.
+ */
+export function clickHouseSql(url: () => string): SqlLines {
+  const sql = async (query: string, tries = 5): Promise<string[]> => {
+    const response = await fetch(`${url()}/`, { method: 'POST', body: query }).catch((error: unknown) => {
+      if (tries <= 1) {
+        throw error;
+      }
+      return undefined;
+    });
+    if (!response) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return sql(query, tries - 1);
+    }
+    const text = await response.text();
+    if (!response.ok) {
+      throw new Error(`${query}: ${text}`);
+    }
+    return text.split('\n').filter(Boolean);
+  };
+  return (query) => sql(query);
+}
+
 const measureSums = (weight = '') => MEASURE_NAMES.map((m) => `sum(${m}${weight})`).join(', ');
 
 /**
