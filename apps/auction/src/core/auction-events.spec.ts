@@ -26,6 +26,7 @@ const ctx: AdContext = {
     age: '25-34',
     gender: 'female',
     consent: true,
+    privacy: {},
   },
   viewer: {
     ip: '8.8.8.8',
@@ -43,6 +44,7 @@ const ctx: AdContext = {
       browser: 'Mail',
     },
   },
+  privacy: {},
 };
 
 const rtb = (id: string, priceMicros: number, dealId?: string): Candidate => ({

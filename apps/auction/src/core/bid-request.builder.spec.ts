@@ -23,6 +23,7 @@ function contextFor(slotId: string, overrides: Partial<AdContext['viewer']> = {}
       age: '',
       gender: '',
       consent: true,
+      privacy: {},
     },
     viewer: {
       ip: '8.8.8.8',
@@ -41,6 +42,7 @@ function contextFor(slotId: string, overrides: Partial<AdContext['viewer']> = {}
       },
       ...overrides,
     },
+    privacy: {},
   };
 }
 

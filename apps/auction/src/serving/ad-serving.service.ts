@@ -7,6 +7,7 @@ import { AuctionException, AuctionErrorCode } from '../auction.exception';
 import { AuctionService, FULL_AUCTION, type DecideOptions } from '../auction.service';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
 import type { AdContext, Viewer } from '../core/ad-context';
+import { privacyOf } from '../core/privacy-context';
 import { DecisionEvents } from '../core/auction-events';
 import { viewerDimensions } from '../core/event-dimensions';
 import { UserSyncService, type SyncUser } from '../sync/user-sync.service';
@@ -123,6 +124,7 @@ export class AdServingService {
       tag.req,
       parsed.tag,
     );
+    const { privacy, consent } = privacyOf(parsed.tag.privacy, publisher);
     const ctx: AdContext = {
       auctionId: randomUUID(),
       now: this.clock(),
@@ -131,6 +133,8 @@ export class AdServingService {
       publisher,
       tag: parsed.tag,
       viewer,
+      privacy,
+      consent,
     };
     return {
       ctx,

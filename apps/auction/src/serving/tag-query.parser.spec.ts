@@ -30,7 +30,35 @@ describe('parseTagQuery', () => {
       age: '25-34',
       gender: 'female',
       consent: true,
+      privacy: {},
     });
+  });
+
+  it('reads the privacy signals, and drops a malformed one as a problem', () => {
+    const consent = 'CPGWbY_PGWbY_GYAAAENABCAAIAAAAAAAAAAACEAAAAA';
+    const { tag, problems } = parseTagQuery(
+      { gdpr: '1', gdpr_consent: consent, us_privacy: '1YNN', gpp: 'DBABMA~x', gpp_sid: '2,6' },
+      120,
+    );
+    expect(problems).toEqual([]);
+    expect(tag.privacy).toEqual({
+      gdpr: 1,
+      gdprConsent: consent,
+      usPrivacy: '1YNN',
+      gpp: 'DBABMA~x',
+      gppSid: [2, 6],
+    });
+    const bad = parseTagQuery({ gdpr: 'yes', gdpr_consent: ['a', 'b'], us_privacy: '1' }, 40);
+    expect(bad.problems.sort()).toEqual(['gdpr:invalid', 'gdpr_consent:repeated', 'us_privacy:invalid']);
+    expect(Object.values(bad.tag.privacy).every((v) => v === undefined)).toBe(true);
+  });
+
+  it('takes a consent string past the old 4 KB query limit: room for TCF and GPP strings', () => {
+    const consent = `CP${'A'.repeat(3000)}`;
+    const query = { gdpr: '1', gdpr_consent: consent, gpp: `DBABMA~${consent}` };
+    const { tag, oversized } = parseTagQuery(query, 6100);
+    expect(oversized).toBe(false);
+    expect(tag.privacy.gdprConsent).toBe(consent);
   });
 
   it.each([
