@@ -16,7 +16,7 @@ import {
  * The sealer stopped at every step of a pass, as a `kill -9` would stop it (a sealer keeps no state
  * but what it wrote to ClickHouse, so stopping its statements at step k leaves what a kill there
  * leaves), sometimes followed by a ClickHouse kill and restart (which loads again the parts a swap
- * had replaced), then a new sealer's pass: every tier must equal a recomputation from the raw
+ * had replaced), then two new sealers at once: every tier must equal a recomputation from the raw
  * events, whatever step was the last. Between rounds, late events make every day stale again.
  */
 
@@ -147,9 +147,15 @@ describe.runIf(
           ),
         );
       }
-      const fresh = client();
-      await new ClosedDaySealer(fresh, database, 0).seal(NOW);
-      await fresh.close();
+      // Two sealers at once repair it (as two ingest processes would), then a pass that takes the
+      // stopped sealer's staging tables for abandoned at once.
+      const [first, second] = [client(), client()];
+      await Promise.all([
+        new ClosedDaySealer(first, database).seal(NOW),
+        new ClosedDaySealer(second, database).seal(NOW),
+      ]);
+      await new ClosedDaySealer(first, database, 0).seal(NOW);
+      await Promise.all([first.close(), second.close()]);
       expect(await unsealedDays(sql, database, DAYS), `stopped before statement ${stopAt}`).toEqual([]);
       for (const { what, tier, raw } of await tiersAgainstRaw(sql, database)) {
         expect(tier, `${what}, stopped before statement ${stopAt}`).toEqual(raw);
