@@ -4,6 +4,7 @@ import ExcelJS from 'exceljs';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReportCode } from '@app/report-model';
+import { BUILDER_MODULES } from '@apps/reporting';
 import { demoEvents } from '@app/testing';
 import { artifactPath, chromiumAvailable, launchChromium } from '../support/browser';
 import { publishEvents, startReporting, USERS, type RunningReporting } from './reporting-system';
@@ -191,8 +192,10 @@ describe.skipIf(!chromiumAvailable())('report builder page in a real browser [em
   it('loads every file from the app itself (no CDN) and takes "now" from the service', async () => {
     const origins = new Set(requestedUrls.map((u) => new URL(u).origin));
     expect([...origins]).toEqual([api.baseUrl]);
+    // The page's ES modules, each fetched by the browser as builder.js imports it (no bundle).
+    const modules = BUILDER_MODULES.map((file) => `/assets/${file}`);
     expect(requestedUrls.map((u) => new URL(u).pathname)).toEqual(
-      expect.arrayContaining(['/', '/assets/builder.js', '/assets/builder.css', '/assets/chart.umd.js']),
+      expect.arrayContaining(['/', '/assets/builder.css', '/assets/chart.umd.js', ...modules]),
     );
     expect(await page.evaluate(() => typeof (globalThis as any).Chart)).toBe('function');
     // The service's clock is pinned at FIXED_NOW, days behind the browser's.

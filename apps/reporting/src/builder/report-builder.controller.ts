@@ -9,6 +9,25 @@ import { REPORT_BUILDER_OPTIONS, type ReportBuilderOptions } from './report-buil
 const PUBLIC_DIR = path.join(__dirname, 'public');
 
 /**
+ * The page's ES modules, served as they are (no bundling: the browser resolves their imports
+ * under `/assets/`); `builder.js` starts the page. `npm run build` compiles `.ts` only and copies
+ * these unchanged (compiled, their imports would become `require`); tsconfig.builder.json
+ * type-checks them.
+ */
+export const BUILDER_MODULES = [
+  'builder.js',
+  'api.js',
+  'catalogue.js',
+  'dom.js',
+  'form.js',
+  'messages.js',
+  'results.js',
+  'results-chart.js',
+  'signing.js',
+  'storage.js',
+] as const;
+
+/**
  * The page runs only its own files: no inline script or style, no other origin. `form-action
  * 'none'` keeps a form from ever being submitted the browser's way, which would put the fields
  * (the token among them) in a URL.
@@ -36,7 +55,12 @@ export class ReportBuilderController {
   private readonly assets = new StaticAssets(
     {
       'index.html': { file: path.join(PUBLIC_DIR, 'index.html'), contentType: CONTENT_TYPES.html },
-      'builder.js': { file: path.join(PUBLIC_DIR, 'builder.js'), contentType: CONTENT_TYPES.js },
+      ...Object.fromEntries(
+        BUILDER_MODULES.map((name) => [
+          name,
+          { file: path.join(PUBLIC_DIR, name), contentType: CONTENT_TYPES.js },
+        ]),
+      ),
       'builder.css': { file: path.join(PUBLIC_DIR, 'builder.css'), contentType: CONTENT_TYPES.css },
       'favicon.svg': { file: path.join(PUBLIC_DIR, 'favicon.svg'), contentType: CONTENT_TYPES.svg },
       'chart.umd.js': {
