@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
+import { bookingProblems } from './booking.validation';
 import { Catalog } from './catalog';
 import { CatalogDocument } from './catalog.schema';
 import { CatalogErrorCode, CatalogException } from './catalog.exception';
@@ -128,6 +129,7 @@ export function buildCatalog(plain: unknown): Catalog {
   const problems = flatten(validateSync(doc, { whitelist: true, forbidNonWhitelisted: true }));
   if (problems.length === 0) {
     problems.push(...referenceProblems(doc));
+    problems.push(...bookingProblems(doc));
   }
   if (problems.length > 0) {
     throw new CatalogException(CatalogErrorCode.Invalid, problems);

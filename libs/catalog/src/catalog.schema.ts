@@ -17,6 +17,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { BookingRecord } from './booking.schema';
 
 export const CAMPAIGN_TYPES = ['newsletter', 'roadblock', 'takeover', 'dedicated', 'display'] as const;
 /** How a seller sells on the exchange, as IAB sellers.json 1.0 names it. */
@@ -176,6 +177,11 @@ export class PublisherRecord extends Entity {
   @ValidateNested()
   @Type(() => PrivacyDefaultsRecord)
   privacy?: PrivacyDefaultsRecord;
+  /** IANA time zone of the publisher's readers' day (flights, daily goals, caps); UTC when absent. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  timeZone?: string;
 }
 
 export class TemplateRecord extends Entity {
@@ -276,6 +282,11 @@ export class CampaignRecord extends Entity {
 
   @IsIn(DEMAND_TYPES)
   demandType!: DemandType;
+  /** Flight, goals, pacing, caps, targeting and priority shared by its strategies (docs/direct-campaigns.md). */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => BookingRecord)
+  booking?: BookingRecord;
 }
 
 export class StrategyRecord extends Entity {
@@ -286,6 +297,11 @@ export class StrategyRecord extends Entity {
   @IsNumber()
   @Min(0)
   cpmMicros!: number;
+  /** The strategy's own flight, goals, pacing, caps and targeting, within its campaign's. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => BookingRecord)
+  booking?: BookingRecord;
 }
 
 export class CreativeRecord extends Entity {

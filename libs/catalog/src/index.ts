@@ -3,3 +3,5 @@ export * from './catalog';
 export * from './catalog.loader';
 export * from './catalog.exception';
 export * from './sellers-json';
+export * from './booking.schema';
+export * from './booking.validation';
