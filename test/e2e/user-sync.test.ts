@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DspSimulator } from '@app/dsp-simulator';
@@ -5,6 +7,11 @@ import { listeningPort } from '@app/runtime';
 import { startReporting, writeTestCatalog, type RunningReporting } from './reporting-system';
 
 const SLOT = 'slot-2-1-2';
+
+/** Real TCF v2 strings from Prebid Server's tests (test/fixtures/tcf/SOURCES.md). */
+const CONSENT = JSON.parse(
+  readFileSync(path.resolve(__dirname, '../fixtures/tcf/consent-strings.json'), 'utf8'),
+) as Record<string, string>;
 
 interface Answer {
   readonly status: number;
@@ -64,6 +71,8 @@ describe('user sync: the /sync chain, the DSP callbacks and buyeruid in the bid 
       doc.dsps[1].endpoint = beta.bidUrl;
       doc.dsps[1].syncUrl = `${beta.url}/sync?partner=adx`;
       doc.dsps[1].matchedUsersOnly = true;
+      // Alpha is vendor 2 of the Global Vendor List; beta has no vendor id.
+      doc.dsps[0].gvlVendorId = 2;
       for (const dsp of doc.dsps) {
         dsp.timeoutMs = 1000;
       }
@@ -220,5 +229,66 @@ describe('user sync: the /sync chain, the DSP callbacks and buyeruid in the bid 
     expect((alpha.requests[0].body as any).user.buyeruid).toBeUndefined();
     const next = await get(`${auctionUrl}/sync`, cookie);
     expect(next.location?.startsWith(`${alpha.url}/`) ?? false).toBe(false);
+  });
+
+  describe('privacy: where GDPR applies, only a DSP with purpose 1 consent for its vendor is synced and identified', () => {
+    const gdpr = (consent: string) => `gdpr=1&gdpr_consent=${encodeURIComponent(consent)}`;
+
+    it('syncs only the consented vendor, and hands it the signals', async () => {
+      const cookie = cookieOf(await get(`${auctionUrl}/sync`))!;
+      const visited = await followChain(
+        `${auctionUrl}/sync?${gdpr(CONSENT.vendor2AndPurpose1Consent)}&us_privacy=1YNN`,
+        cookie,
+      );
+      const toAlpha = new URL(visited[1]);
+      expect(toAlpha.origin).toBe(alpha.url);
+      expect(toAlpha.searchParams.get('gdpr')).toBe('1');
+      expect(toAlpha.searchParams.get('gdpr_consent')).toBe(CONSENT.vendor2AndPurpose1Consent);
+      expect(toAlpha.searchParams.get('us_privacy')).toBe('1YNN');
+      // Beta names no vendor id: never asked under GDPR.
+      expect(visited.some((u) => u.startsWith(beta.url))).toBe(false);
+    });
+
+    it.each([
+      ['vendor 2 without purpose 1', CONSENT.vendor2NoPurpose1Consent],
+      ['purpose 1 without vendor 2', CONSENT.purpose1NoVendorConsent],
+      ['a malformed string', CONSENT.malformedBON],
+      ['a TCF v1 string', CONSENT.validTCF1Consent],
+      ['a huge string', `CP${'A'.repeat(5000)}`],
+      ['markup', '<script>alert(1)</script>'],
+    ])('syncs no one with %s: the pixel, never an error', async (_name, consent) => {
+      const cookie = cookieOf(await get(`${auctionUrl}/sync`))!;
+      const answer = await get(`${auctionUrl}/sync?${gdpr(consent)}`, cookie);
+      expect(answer.status).toBe(200);
+      expect(answer.location).toBeUndefined();
+    });
+
+    it('sends the ids and the consent string to the consented vendor, to the others neither ids nor the full IP', async () => {
+      const cookie = cookieOf(await get(`${auctionUrl}/sync`))!;
+      await followChain(`${auctionUrl}/sync`, cookie);
+      const alphaUid = alpha.syncs.at(-1)!.dspUid;
+      alpha.reset();
+      beta.reset();
+      const consented = CONSENT.vendor2AndPurpose1Consent;
+      expect(
+        (await get(`${auctionUrl}/img/${SLOT}?placement=p-gdpr-1&${gdpr(consented)}`, cookie)).status,
+      ).toBe(302);
+      const yes = alpha.requests[0].body as any;
+      expect(yes.user).toEqual({ ext: { consent: consented }, id: expect.any(String), buyeruid: alphaUid });
+      expect(yes.regs).toEqual({ ext: { gdpr: 1 } });
+      expect(yes.device.ip).toBe('127.0.0.1');
+      // Beta wants matched users only, and may not be given its id: not asked.
+      expect(beta.requests).toHaveLength(0);
+
+      alpha.reset();
+      const refused = CONSENT.vendor2NoPurpose1Consent;
+      expect(
+        (await get(`${auctionUrl}/img/${SLOT}?placement=p-gdpr-2&${gdpr(refused)}`, cookie)).status,
+      ).toBe(302);
+      const no = alpha.requests[0].body as any;
+      expect(no.user).toEqual({ ext: { consent: refused } });
+      expect(no.device.ip).toBe('127.0.0.0');
+      expect(no.regs).toEqual({ ext: { gdpr: 1 } });
+    });
   });
 });

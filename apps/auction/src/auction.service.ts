@@ -66,7 +66,10 @@ export class AuctionService implements OnApplicationShutdown {
       unhealthyFailureShare: config.DSP_UNHEALTHY_FAILURE_SHARE,
       unhealthyTrafficShare: config.DSP_UNHEALTHY_TRAFFIC_SHARE,
     });
-    this.rtb = new RtbDemand(catalog, this.client, traffic, { tmaxMs: config.AUCTION_TMAX_MS });
+    this.rtb = new RtbDemand(catalog, this.client, traffic, {
+      tmaxMs: config.AUCTION_TMAX_MS,
+      exchangeDomain: config.EXCHANGE_DOMAIN,
+    });
   }
 
   /** Whether the catalog holds direct, house or fallback ads of that size (an ad without RTB). */

@@ -1,15 +1,20 @@
 import alpha2To3 from 'countries-list/minimal/countries.2to3.min.json';
-import type { DspRecord } from '@app/catalog';
+import { sellerOf, type DspRecord } from '@app/catalog';
 import {
+  applyPrivacy,
   buildNativeRequest,
   microsToCpm,
   nativeImpPayload,
+  supplyChainOf,
+  toOpenRtb26,
+  withSource,
   type BidRequest,
   type Device,
   type Imp,
 } from '@app/openrtb';
 import type { AuctionType } from './auction';
 import type { AdContext } from './ad-context';
+import { mayIdentifyFor } from './privacy-context';
 
 /**
  * Bidding part 2.3 (docs/specification-notes.md#bidding-part-2-3): every creative type but 2 (XHTML banner)
@@ -31,6 +36,8 @@ const countries = alpha2To3 as Record<string, string>;
 export interface BidRequestOptions {
   readonly at: AuctionType;
   readonly tmaxMs: number;
+  /** The exchange's domain: the `asi` of its supply chain node. */
+  readonly exchangeDomain: string;
   /** The DSP's id for our user, from user sync, when it has one. */
   readonly buyerUid?: string;
 }
@@ -40,9 +47,12 @@ const nonEmpty = (value: string): string | undefined => (value === '' ? undefine
 /**
  * The OpenRTB 2.5 bid request of bidding part 2 (docs/specification-notes.md#bidding-part-2) for one ad
  * request: one banner impression whose `tagid` is the ad slot, floors in USD CPM, the slot's deals, the
- * publisher as site, the viewer as device and user. Fields we do not know are left out rather than sent
- * empty. `user` comes last, so that a DSP's `buyeruid` can be spliced into the serialised request (see
- * `BidRequestBodies`).
+ * publisher as site, the viewer as device and user, the auction's transaction and supply chain as
+ * source, the privacy signals as regs and `user.ext.consent` (docs/dsp-integration.md). A DSP that may
+ * not identify the user (privacy-context.ts) gets no user ids and a truncated IP address; a DSP of
+ * OpenRTB 2.6 gets the fields 2.6 moved out of `ext` in their 2.6 places. Fields we do not know are
+ * left out rather than sent empty. `user` comes last, its ids last in it, so that a DSP's `buyeruid`
+ * can be spliced into the serialised request (see `BidRequestBodies`).
  */
 export function buildBidRequest(ctx: AdContext, dsp: DspRecord, options: BidRequestOptions): BidRequest {
   const { slot, publisher, template, viewer } = ctx;
@@ -66,7 +76,7 @@ export function buildBidRequest(ctx: AdContext, dsp: DspRecord, options: BidRequ
         }
       : undefined,
   };
-  return {
+  const request: BidRequest = {
     id: ctx.auctionId,
     imp: [
       {
@@ -106,19 +116,31 @@ export function buildBidRequest(ctx: AdContext, dsp: DspRecord, options: BidRequ
     badv: publisher.badv,
     user: { id: viewer.userId, buyeruid: options.buyerUid },
   };
-}
-
-/** Which form of the request a DSP gets: the same for all but a native slot's `imp.native.request`. */
-function formKey(ctx: AdContext, dsp: DspRecord): string {
-  return ctx.slot.format === 'native' ? (dsp.nativeRequestForm ?? 'object') : 'banner';
+  // The auction id serves as the transaction id: we are the first seller, no upstream one exists.
+  const sourced = withSource(
+    request,
+    ctx.auctionId,
+    supplyChainOf(options.exchangeDomain, sellerOf(publisher)),
+  );
+  const private25 = applyPrivacy(sourced, ctx.privacy, mayIdentifyFor(ctx, dsp));
+  return dsp.openrtbVersion === '2.6' ? toOpenRtb26(private25) : private25;
 }
 
 /**
- * An auction's bid request, built and serialised once (once per native form on a native slot):
- * every DSP gets the same bytes but for its own `user.buyeruid`, spliced in at the end.
+ * Which form of the request a DSP gets: the same for all but a native slot's `imp.native.request`,
+ * the OpenRTB version and whether the DSP may identify the user.
+ */
+function formKey(ctx: AdContext, dsp: DspRecord): string {
+  const format = ctx.slot.format === 'native' ? (dsp.nativeRequestForm ?? 'object') : 'banner';
+  return `${format}|${dsp.openrtbVersion ?? '2.5'}|${mayIdentifyFor(ctx, dsp) ? 'ids' : 'anonymous'}`;
+}
+
+/**
+ * An auction's bid request, built and serialised once per form (usually one): every DSP gets the
+ * same bytes but for its own `user.buyeruid`, spliced in at the end, when it may identify the user.
  */
 export class BidRequestBodies {
-  private readonly forms = new Map<string, { request: BidRequest; json: string }>();
+  private readonly forms = new Map<string, { request: BidRequest; json: string; identify: boolean }>();
 
   constructor(
     private readonly ctx: AdContext,
@@ -131,17 +153,19 @@ export class BidRequestBodies {
   }
 
   bodyFor(dsp: DspRecord, buyerUid: string | undefined): string {
-    const { json } = this.form(dsp);
-    // The request ends with `"user":{"id":"…"}}`: the DSP's id goes after ours.
-    return buyerUid === undefined ? json : `${json.slice(0, -2)},"buyeruid":${JSON.stringify(buyerUid)}}}`;
+    const { json, identify } = this.form(dsp);
+    // The request ends with `"user":{…,"id":"…"}}`: the DSP's id goes after ours.
+    return buyerUid === undefined || !identify
+      ? json
+      : `${json.slice(0, -2)},"buyeruid":${JSON.stringify(buyerUid)}}}`;
   }
 
-  private form(dsp: DspRecord): { request: BidRequest; json: string } {
+  private form(dsp: DspRecord): { request: BidRequest; json: string; identify: boolean } {
     const key = formKey(this.ctx, dsp);
     let form = this.forms.get(key);
     if (!form) {
       const request = buildBidRequest(this.ctx, dsp, this.options);
-      form = { request, json: JSON.stringify(request) };
+      form = { request, json: JSON.stringify(request), identify: mayIdentifyFor(this.ctx, dsp) };
       this.forms.set(key, form);
     }
     return form;

@@ -1,4 +1,5 @@
 import { Pool, type Dispatcher } from 'undici';
+import { OPENRTB_VERSION_HEADER, type OpenRtbVersion } from '@app/openrtb';
 
 /** How a DSP's answer ended, before its content is looked at. */
 export enum AnswerOutcome {
@@ -24,6 +25,8 @@ export interface BidderCall {
   readonly endpoint: string;
   readonly body: string;
   readonly timeoutMs: number;
+  /** The OpenRTB version of the body, in the `x-openrtb-version` header; 2.5 when absent. */
+  readonly openrtbVersion?: OpenRtbVersion;
 }
 
 export interface BidderClientOptions {
@@ -35,7 +38,11 @@ export interface BidderClientOptions {
   readonly onLateAnswer?: (endpoint: string) => void;
 }
 
-const HEADERS = ['content-type', 'application/json', 'x-openrtb-version', '2.5'];
+/** The request headers of each version, built once. */
+const HEADERS: Readonly<Record<OpenRtbVersion, string[]>> = {
+  '2.5': ['content-type', 'application/json', OPENRTB_VERSION_HEADER, '2.5'],
+  '2.6': ['content-type', 'application/json', OPENRTB_VERSION_HEADER, '2.6'],
+};
 
 const rounded = (ms: number) => Math.round(ms * 1000) / 1000;
 
@@ -223,7 +230,12 @@ export class BidderClient {
         const exchange = new Exchange(this, call.endpoint, round, index, this.options.maxResponseBytes);
         this.inFlight.add(exchange);
         target.pool.dispatch(
-          { method: 'POST', path: target.path, headers: HEADERS, body: call.body },
+          {
+            method: 'POST',
+            path: target.path,
+            headers: HEADERS[call.openrtbVersion ?? '2.5'],
+            body: call.body,
+          },
           exchange,
         );
       });

@@ -26,6 +26,8 @@ export interface RtbResult {
 
 export interface RtbOptions {
   readonly tmaxMs: number;
+  /** The exchange's domain, the `asi` of the supply chain node of its bid requests. */
+  readonly exchangeDomain: string;
 }
 
 /** Answers that carry no bid, from the client's outcome. */
@@ -78,12 +80,17 @@ export class RtbDemand {
     deadline: number,
     at: AuctionType,
   ): Promise<RtbResult> {
-    const bodies = new BidRequestBodies(ctx, { at, tmaxMs: this.options.tmaxMs });
+    const bodies = new BidRequestBodies(ctx, {
+      at,
+      tmaxMs: this.options.tmaxMs,
+      exchangeDomain: this.options.exchangeDomain,
+    });
     const sent = performance.now();
     const calls: BidderCall[] = dsps.map((dsp) => ({
       endpoint: dsp.endpoint,
       body: bodies.bodyFor(dsp, ctx.viewer.buyerUids?.get(dsp.id)),
       timeoutMs: Math.min(dsp.timeoutMs ?? this.options.tmaxMs, deadline - sent),
+      openrtbVersion: dsp.openrtbVersion,
     }));
     const answers = await this.client.sendAll(calls);
     const waitMs = performance.now() - sent;

@@ -141,7 +141,12 @@ export class AdServingService {
       key: decisionKey(slot.id, parsed.tag.placementId, viewer),
       setCookie,
       userKeys,
-      syncUser: { exchangeUuid: knownCookie, recipientUserId, consent: parsed.tag.consent },
+      syncUser: {
+        exchangeUuid: knownCookie,
+        recipientUserId,
+        consent: parsed.tag.consent,
+        privacy: { privacy, consent },
+      },
       degraded: parsed.oversized,
     };
   }

@@ -49,7 +49,7 @@ describe('parseTagQuery', () => {
       gppSid: [2, 6],
     });
     const bad = parseTagQuery({ gdpr: 'yes', gdpr_consent: ['a', 'b'], us_privacy: '1' }, 40);
-    expect(bad.problems.sort()).toEqual(['gdpr:invalid', 'gdpr_consent:repeated', 'us_privacy:invalid']);
+    expect([...bad.problems].sort()).toEqual(['gdpr:invalid', 'gdpr_consent:repeated', 'us_privacy:invalid']);
     expect(Object.values(bad.tag.privacy).every((v) => v === undefined)).toBe(true);
   });
 

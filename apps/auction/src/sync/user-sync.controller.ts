@@ -5,7 +5,8 @@ import { sendPixel, sendRedirect } from '../serving/ad-answer';
 import { parseTagQuery, queryLength, type TagQuery } from '../serving/tag-query.parser';
 import { ViewerResolver } from '../serving/viewer.resolver';
 import { PublicOrigin } from '../public-origin.service';
-import { UserSyncService } from './user-sync.service';
+import { privacyOf } from '../core/privacy-context';
+import { privacyQuery, UserSyncService } from './user-sync.service';
 
 /**
  * The sync pixel (`/sync`, bidding part 4.3: docs/specification-notes.md#bidding-part-4-3) and the DSPs'
@@ -31,6 +32,8 @@ export class UserSyncController {
       exchangeUuid: resolved.knownCookie,
       recipientUserId: resolved.recipientUserId,
       consent: tag.consent,
+      // The pixel names no publisher: only its own signals count.
+      privacy: privacyOf(tag.privacy, undefined),
     });
     adRequests.inc({
       endpoint: 'sync',
@@ -58,7 +61,10 @@ export class UserSyncController {
       return;
     }
     adRequests.inc({ endpoint: 'sync_callback', result: result.stored });
-    // On along the chain: the next DSP not yet asked, or the pixel when none is left.
-    sendRedirect(res, `${this.origin.value}/sync`);
+    // On along the chain, under the privacy signals it started with (the callback URL we gave the
+    // DSP carries them; only they, checked, go on): the next DSP not yet asked, or the pixel.
+    const { tag } = parseTagQuery(req.query as TagQuery, queryLength(req.originalUrl));
+    const signals = privacyQuery(tag.privacy);
+    sendRedirect(res, `${this.origin.value}/sync${signals ? `?${signals}` : ''}`);
   }
 }

@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Catalog, DspRecord } from '@app/catalog';
+import type { PrivacySignals, TcfConsent } from '@app/openrtb';
 import { AuctionErrorCode, AuctionException } from '../auction.exception';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
+import { mayIdentifyFor } from '../core/privacy-context';
 import { PublicOrigin } from '../public-origin.service';
 import { isLive, UserSyncStore } from './user-sync.store';
 
@@ -30,6 +32,11 @@ export interface SyncUser {
   readonly recipientUserId?: string;
   /** The publisher's consent flag; false turns matching off. */
   readonly consent: boolean;
+  /**
+   * The request's privacy signals and TCF consent: where GDPR applies, a DSP whose vendor has no
+   * purpose 1 consent is neither synced nor given its id for the user. None: no restriction.
+   */
+  readonly privacy?: { readonly privacy: PrivacySignals; readonly consent?: TcfConsent };
 }
 
 /**
@@ -55,7 +62,7 @@ export class UserSyncService {
     await this.bind(user);
     const nowS = this.clock().getTime() / 1000;
     for (const dsp of this.catalog.document.dsps) {
-      if (!dsp.syncUrl || dsp.paused) {
+      if (!dsp.syncUrl || dsp.paused || !this.mayIdentify(user, dsp)) {
         continue;
       }
       const match = await this.store.match(dsp.id, user.exchangeUuid);
@@ -65,7 +72,7 @@ export class UserSyncService {
       if (!(await this.store.startSync(dsp.id, user.exchangeUuid))) {
         continue;
       }
-      return this.syncUrlOf(dsp, user.exchangeUuid);
+      return this.syncUrlOf(dsp, user.exchangeUuid, user.privacy?.privacy);
     }
     return undefined;
   }
@@ -123,6 +130,9 @@ export class UserSyncService {
     }
     const nowS = this.clock().getTime() / 1000;
     for (const dsp of this.catalog.document.dsps) {
+      if (!this.mayIdentify(user, dsp)) {
+        continue;
+      }
       const match = await this.store.match(dsp.id, exchangeUuid);
       if (match?.buyerUid && isLive(match, nowS)) {
         uids.set(dsp.id, match.buyerUid);
@@ -138,12 +148,46 @@ export class UserSyncService {
     }
   }
 
-  private syncUrlOf(dsp: DspRecord, exchangeUuid: string): string {
+  private mayIdentify(user: SyncUser, dsp: DspRecord): boolean {
+    return user.privacy === undefined || mayIdentifyFor(user.privacy, dsp);
+  }
+
+  /**
+   * The DSP's sync URL for the user, with the request's privacy signals under the names the ad tag
+   * takes them, so that the DSP can apply them to its own cookie; its callback URL carries them too,
+   * so that the chain goes on under the same signals.
+   */
+  private syncUrlOf(dsp: DspRecord, exchangeUuid: string, privacy: PrivacySignals | undefined): string {
     const url = new URL(dsp.syncUrl!);
+    const signals = privacyQuery(privacy);
     const callback = `${this.origin.value}/s/${encodeURIComponent(dsp.dspAdvertiserId ?? dsp.id)}`;
     url.searchParams.set('exchange_uuid', exchangeUuid);
     url.searchParams.set('bidder_id', dsp.id);
-    url.searchParams.set('callback_url', callback);
+    url.searchParams.set('callback_url', signals ? `${callback}?${signals}` : callback);
+    for (const [name, value] of new URLSearchParams(signals)) {
+      url.searchParams.set(name, value);
+    }
     return url.toString();
   }
+}
+
+/**
+ * Privacy signals as the query of the ad tag and the sync pixel write them (`gdpr`, `gdpr_consent`,
+ * `us_privacy`, `gpp`, `gpp_sid`); '' for none.
+ */
+export function privacyQuery(privacy: Omit<PrivacySignals, 'coppa'> | undefined): string {
+  const query = new URLSearchParams();
+  const signals: [string, string | undefined][] = [
+    ['gdpr', privacy?.gdpr === undefined ? undefined : String(privacy.gdpr)],
+    ['gdpr_consent', privacy?.gdprConsent],
+    ['us_privacy', privacy?.usPrivacy],
+    ['gpp', privacy?.gpp],
+    ['gpp_sid', privacy?.gppSid?.join(',')],
+  ];
+  for (const [name, value] of signals) {
+    if (value !== undefined) {
+      query.set(name, value);
+    }
+  }
+  return query.toString();
 }
