@@ -46,8 +46,11 @@ export const LOCAL_TIME_PATTERN = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(
 const TOKEN = /^[A-Za-z0-9][A-Za-z0-9._:/ -]{0,99}$/;
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const COUNTRY = /^[A-Z]{2}$/;
-/** ISO 3166-2 as the geo resolver writes regions: `US-CA`, `FR-IDF`. */
-const REGION = /^[A-Z]{2}-[A-Z0-9]{1,3}$/;
+/**
+ * A region inside its country, `<country>-<region as the geo resolver names it>`: `US-CA` where the
+ * resolver gives ISO 3166-2 codes, `US-California` where it gives names; matched case-insensitively.
+ */
+const REGION = /^[A-Z]{2}-[A-Za-z0-9][A-Za-z0-9 .'-]{0,59}$/;
 const DOMAIN = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/;
 
 /** Goals count whole units: impressions, clicks, or micro-USD of spend. */
@@ -144,7 +147,7 @@ export class TargetingRecord {
 
   /** ISO 3166-1 alpha-2. */
   @IsOptional() @ValidateNested() @Type(() => IncludeExcludeRecord) countries?: IncludeExcludeRecord;
-  /** ISO 3166-2 (`US-CA`). */
+  /** `<country>-<region>` (`US-CA`). */
   @IsOptional() @ValidateNested() @Type(() => IncludeExcludeRecord) regions?: IncludeExcludeRecord;
   /** `PC`, `Phone`, `Tablet`, `WebmailProxy`, `MediaCenter`. */
   @IsOptional() @ValidateNested() @Type(() => IncludeExcludeRecord) deviceTypes?: IncludeExcludeRecord;
