@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Random } from '@app/demo-traffic';
 import { DspSimulator } from './dsp-simulator';
 import type { DspFault, DspSimulatorOptions } from './dsp-simulator.settings';
 import { ABSURD_PRICE_CPM, BLOCKED_ADOMAIN_FALLBACK, LATE_ANSWER_MS, REDIRECT_PATH } from './fault.responder';
-import { bidRequest, get, post, readFor, timed, type Answer } from './simulator.testing';
+import { bidRequest, get, ioUntil, post, readFor, streamed, turns, type Answer } from './simulator.testing';
 
 const running: DspSimulator[] = [];
 
@@ -126,12 +126,9 @@ describe('DspSimulator: bidding', () => {
     expect(bid.nurl).toMatch(/^https:\/\/dsp\.example\/alpha\/win\?/);
   });
 
-  it('waits the configured latency before answering', async () => {
+  it('answers once its configured latency has passed, not before', async () => {
     const sim = await simulator({ latencyMs: { min: 120, max: 120 } });
-    const { result, ms } = await timed(() => post(sim, bidRequest()));
-
-    expect(result.status).toBe(200);
-    expect(ms).toBeGreaterThanOrEqual(115);
+    await expectAnswerAfter(sim, 120);
   });
 
   it('keeps connections alive', async () => {
@@ -274,48 +271,68 @@ describe('DspSimulator: faults', () => {
 
   it('late answers a sound bid after 400 ms, whatever the latency setting', async () => {
     const sim = await simulator({ faults: { late: 1 }, latencyMs: { min: 0, max: 0 } });
-    const { result, ms } = await timed(() => post(sim, bidRequest()));
-
-    expect(ms).toBeGreaterThanOrEqual(LATE_ANSWER_MS - 5);
-    expect(result.json().seatbid[0].bid[0].impid).toBe('imp-1');
+    const answer = await expectAnswerAfter(sim, LATE_ANSWER_MS);
+    expect(answer.json().seatbid[0].bid[0].impid).toBe('imp-1');
   });
 
-  it('endless_body streams until the client gives up, then close() returns at once', async () => {
+  it('endless_body streams until the client gives up, then close() returns on a stopped clock', async () => {
     const sim = await simulator({ faults: { endless_body: 1 } });
-    const { bytes, aborted } = await readFor(sim.bidUrl, bidRequest(), 300);
-
-    expect(aborted).toBe(true);
-    expect(bytes).toBeGreaterThan(512 * 1024);
-    expect((await timed(() => sim.close())).ms).toBeLessThan(200);
+    const reading = streamed(sim.bidUrl, bidRequest());
+    // Past 1 MiB, more than any sound answer, and still not ended.
+    await ioUntil(() => reading.bytes() > 1024 * 1024, 'a megabyte of the endless body');
+    reading.stop();
+    expect(await reading.ended).toBe('cut');
+    // Closing waits for no timer: it resolves while the clock does not move.
+    await closeOnStoppedClock(sim);
   });
 
   it('slow_drip sends headers at once and then one byte every 50 ms', async () => {
     const sim = await simulator({ faults: { slow_drip: 1 } });
-    const { bytes, aborted } = await readFor(sim.bidUrl, bidRequest(), 330);
-
-    expect(aborted).toBe(true);
-    expect(bytes).toBeGreaterThanOrEqual(1);
-    expect(bytes).toBeLessThanOrEqual(7);
-    expect((await timed(() => sim.close())).ms).toBeLessThan(200);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    try {
+      const reading = streamed(sim.bidUrl, bidRequest());
+      expect(await reading.status).toBe(200);
+      await turns(20);
+      expect(reading.bytes()).toBe(0);
+      for (const byte of [1, 2, 3, 4, 5, 6]) {
+        await vi.advanceTimersByTimeAsync(49);
+        await turns(20);
+        expect(reading.bytes()).toBe(byte - 1);
+        await vi.advanceTimersByTimeAsync(1);
+        await ioUntil(() => reading.bytes() === byte, `byte ${byte}`);
+      }
+      reading.stop();
+      expect(await reading.ended).toBe('cut');
+    } finally {
+      vi.useRealTimers();
+    }
+    await closeOnStoppedClock(sim);
   });
 
   it('close() cuts answers still streaming to a patient client', async () => {
     const sim = await simulator({ faults: { slow_drip: 0.5, endless_body: 0.5 } });
-    const reading = [1, 2, 3, 4].map(() => readFor(sim.bidUrl, bidRequest(), 10_000));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    const readers = [1, 2, 3, 4].map(() => streamed(sim.bidUrl, bidRequest()));
+    await Promise.all(readers.map((r) => r.status));
+    await ioUntil(() => readers.every((r) => r.bytes() > 0), 'every answer under way');
 
-    expect((await timed(() => sim.close())).ms).toBeLessThan(200);
-    const settled = await Promise.allSettled(reading);
-    expect(settled.every((s) => s.status === 'rejected')).toBe(true);
+    await closeOnStoppedClock(sim);
+    expect(await Promise.all(readers.map((r) => r.ended))).toEqual(['cut', 'cut', 'cut', 'cut']);
+    expect(sim.stats().faults.slow_drip + sim.stats().faults.endless_body).toBe(4);
   });
 
   it('close() drops answers still waiting out their latency', async () => {
     const sim = await simulator({ latencyMs: { min: 5_000, max: 5_000 } });
-    const pending = post(sim, bidRequest());
-    await new Promise((resolve) => setTimeout(resolve, 50));
-
-    expect((await timed(() => sim.close())).ms).toBeLessThan(200);
-    await expect(pending).rejects.toThrow();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const pending = post(sim, bidRequest());
+      pending.catch(() => undefined);
+      await ioUntil(() => sim.requests.length === 1, 'the bid request');
+      // Resolves with the latency not waited out: the clock never moves.
+      await sim.close();
+      await expect(pending).rejects.toThrow();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('applies weighted faults to their share of requests and answers the rest normally', async () => {
@@ -540,3 +557,36 @@ describe('DspSimulator: requests, configuration and lifecycle', () => {
     await expect(sim.close()).resolves.toBeUndefined();
   });
 });
+
+/**
+ * Posts a bid request on a fake clock and checks that the answer comes once `ms` have passed and
+ * not a millisecond before; the sockets are real, so the I/O turns while the clock stands still.
+ */
+async function expectAnswerAfter(sim: DspSimulator, ms: number): Promise<Answer> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  try {
+    const asked = sim.requests.length;
+    let answer: Answer | undefined;
+    const answering = post(sim, bidRequest()).then((a) => (answer = a));
+    await ioUntil(() => sim.requests.length > asked, 'the bid request');
+    await vi.advanceTimersByTimeAsync(ms - 1);
+    await turns(20);
+    expect(answer, `no answer ${ms - 1} ms in`).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    await answering;
+    expect(answer!.status).toBe(200);
+    return answer!;
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
+/** Closes the simulator with the clock stopped: a close that waited for a timer would never end. */
+async function closeOnStoppedClock(sim: DspSimulator): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+  try {
+    await sim.close();
+  } finally {
+    vi.useRealTimers();
+  }
+}

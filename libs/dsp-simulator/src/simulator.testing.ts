@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
 import type { DspSimulator } from './dsp-simulator';
 
@@ -65,10 +64,52 @@ export async function readFor(
   }
 }
 
-export async function timed<T>(action: () => Promise<T>): Promise<{ result: T; ms: number }> {
-  const started = performance.now();
-  const result = await action();
-  return { result, ms: performance.now() - started };
+/**
+ * Reads an answer as it streams, counting its bytes; `stop()` hangs up. For specs on a fake clock:
+ * the bytes come through real I/O while the clock stands still.
+ */
+export function streamed(
+  url: string,
+  body: unknown,
+): { bytes: () => number; ended: Promise<'ended' | 'cut'>; status: Promise<number>; stop: () => void } {
+  const controller = new AbortController();
+  let bytes = 0;
+  let status!: (code: number) => void;
+  const statusCode = new Promise<number>((resolve) => (status = resolve));
+  const ended = (async (): Promise<'ended' | 'cut'> => {
+    try {
+      const res = await request(url, {
+        method: 'POST',
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+      status(res.statusCode);
+      for await (const chunk of res.body) {
+        bytes += (chunk as Buffer).length;
+      }
+      return 'ended';
+    } catch {
+      return 'cut';
+    }
+  })();
+  return { bytes: () => bytes, ended, status: statusCode, stop: () => controller.abort() };
+}
+
+/** Lets the event loop turn `count` times: real I/O and setImmediate, which fake clocks leave alone. */
+export async function turns(count: number): Promise<void> {
+  for (let i = 0; i < count; i += 1) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Lets the event loop turn until `done`, at most 5,000 times; fails the spec if it never is. */
+export async function ioUntil(done: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 5_000 && !done(); i += 1) {
+    await turns(1);
+  }
+  if (!done()) {
+    throw new Error(`not done after 5,000 turns of the event loop: ${what}`);
+  }
 }
 
 /** Width and height from a PNG's IHDR chunk, which follows the 8-byte signature. */
