@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Catalog } from '@app/catalog';
 import { fnv1a32 } from '@app/events';
-import { auctionDuration, bidOutcomes, dspLateAnswers } from '@app/observability';
+import { auctionDuration, bidOutcomes, dspLateAnswers, trackerCalls } from '@app/observability';
 import {
   BidRejectionReason,
   extractMarkupWith,
@@ -116,6 +116,7 @@ export class AuctionService implements OnApplicationShutdown {
           ? ({ filled: false, reason: NoFillReason.NoDemand } as const)
           : outcome;
       const winner = final.filled ? final.winner : undefined;
+      const won = winner?.rtb && final.filled ? macroValues(ctx, winner, final.clearingMicros) : undefined;
       auctionDuration.observe((performance.now() - started) / 1000);
       const settled = settleAuction({
         ctx,
@@ -124,14 +125,20 @@ export class AuctionService implements OnApplicationShutdown {
         records: rtb.records,
         refused,
         winnerDimensions: (candidate) => this.winnerDimensions(candidate),
-        winNotice:
-          winner?.rtb?.nurl && final.filled
-            ? substituteMacros(winner.rtb.nurl, macroValues(ctx, winner, final.clearingMicros))
-            : undefined,
+        winNotice: won && winner?.rtb?.nurl ? substituteMacros(winner.rtb.nurl, won) : undefined,
+        billingNotice: won && winner?.rtb?.burl ? substituteMacros(winner.rtb.burl, won) : undefined,
         dspWaitMs: rtb.waitMs,
       });
       for (const bid of settled.bids) {
-        bidOutcomes.inc({ dsp: bid.dspId, status: bid.status, reason: bid.reason ?? '' });
+        bidOutcomes.inc({
+          dsp: bid.dspId,
+          status: bid.status,
+          reason: bid.reason ?? '',
+          loss_code: bid.lossCode === undefined ? '' : String(bid.lossCode),
+        });
+      }
+      if (settled.lossNoticesDropped > 0) {
+        trackerCalls.inc({ kind: 'loss_notice', result: 'dropped' }, settled.lossNoticesDropped);
       }
       return settled;
     }
@@ -197,11 +204,16 @@ export class AuctionService implements OnApplicationShutdown {
   }
 }
 
+/** What the macros of the winner's markup, win and billing notices stand for. */
 function macroValues(ctx: AdContext, winner: Candidate, clearingMicros: number): MacroValues {
   return {
     auctionId: ctx.auctionId,
+    bidId: winner.rtb?.macroBidId ?? '',
     impId: winner.rtb?.impId ?? '',
+    seatId: winner.rtb?.seat ?? '',
     adId: winner.rtb?.adId ?? '',
     priceMicros: clearingMicros,
+    bidPriceMicros: winner.priceMicros,
+    lossCode: 0,
   };
 }

@@ -23,7 +23,14 @@ describe('parseAdEvent', () => {
   });
 
   it('reads the auction fields of version 2', () => {
-    const bid = { ...valid, type: 'bid', auction_id: 'a1', bid_status: 'rejected', reason: 'below_floor' };
+    const bid = {
+      ...valid,
+      type: 'bid',
+      auction_id: 'a1',
+      bid_status: 'rejected',
+      reason: 'below_floor',
+      loss_code: 100,
+    };
     expect(parseAdEvent(JSON.stringify(bid))).toEqual({ ok: true, event: bid });
   });
 
@@ -37,6 +44,7 @@ describe('parseAdEvent', () => {
     ['fractional money', JSON.stringify({ ...valid, spend_micros: 1.5 }), /spend_micros/],
     ['a missing dimension', JSON.stringify({ ...valid, country: undefined }), /country/],
     ['an unknown field', JSON.stringify({ ...valid, extra: 1 }), /additional/],
+    ['a loss code that is not a whole number', JSON.stringify({ ...valid, loss_code: 1.5 }), /loss_code/],
   ])('refuses %s with a reason', (_name, value, reason) => {
     const parsed = parseAdEvent(value);
     expect(parsed.ok).toBe(false);

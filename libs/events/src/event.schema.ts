@@ -89,6 +89,11 @@ export interface AdEvent extends EventDimensions {
   bid_status?: BidStatus;
   /** v2: why a bid was rejected or not made, why an auction went unfilled (enumerated codes). */
   reason?: string;
+  /**
+   * v2, bids: the bid's loss reason code, as its loss notice carries it (OpenRTB 2.5 list 5.25,
+   * the exchange's own from 1000): 0 for the winner; absent for an answer without a bid.
+   */
+  loss_code?: number;
   /** v2: the deal a bid or win was made on. */
   deal_id?: string;
   /** v2: our user id (`user.id` of the bid request); never the publisher's recipient hash. */
@@ -120,6 +125,7 @@ export const AD_EVENT_JSON_SCHEMA = {
     auction_id: { type: 'string', maxLength: 64 },
     bid_status: { enum: BID_STATUSES },
     reason: { type: 'string', maxLength: 64 },
+    loss_code: { type: 'integer', minimum: 0, maximum: 65535 },
     deal_id: { type: 'string', maxLength: 64 },
     user_id: { type: 'string', maxLength: 64 },
     ...dimensionProperties,

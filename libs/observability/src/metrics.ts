@@ -159,8 +159,8 @@ export const bidOutcomes = once(
   () =>
     new Counter({
       name: 'adx_dsp_answers_total',
-      help: 'DSP answers and bids by DSP, status (won, lost, rejected, no_bid, timeout, error) and reason',
-      labelNames: ['dsp', 'status', 'reason'],
+      help: 'DSP answers and bids by DSP, status (won, lost, rejected, no_bid, timeout, error), reason and loss reason code (OpenRTB 2.5 list 5.25, ours from 1000)',
+      labelNames: ['dsp', 'status', 'reason', 'loss_code'],
     }),
 );
 

@@ -13,6 +13,11 @@ export interface AdDecision {
   readonly clickUrl?: string;
   /** Fired server to server on the first view (the markup's tracking images). */
   readonly impressionTrackers: readonly string[];
+  /**
+   * The winner's billing notice (`burl`, macros substituted), fired server to server on the first
+   * view: the moment the impression becomes billable, as its spend is booked.
+   */
+  readonly billingNotice?: string;
   /** Fired server to server on each click. */
   readonly clickTrackers: readonly string[];
   /** The slot, tag and viewer dimensions at the time of the decision. */

@@ -57,6 +57,7 @@ const rtb = (id: string, priceMicros: number, dealId?: string): Candidate => ({
     dspId: `dsp-${id}`,
     seat: 's',
     bidId: id,
+    macroBidId: id,
     impId: '1',
     adId: '',
     dealId,

@@ -115,7 +115,8 @@ export class DecisionEvents {
         value:
           `{"event_id":"${randomUUID()}",${head}${winnerFields(bid.winner)},${tail}` +
           `${field('dsp_id', bid.dspId)}${field('bid_status', bid.status)}${field('reason', bid.reason)}` +
-          `${field('price_micros', bid.priceMicros)}${field('deal_id', bid.dealId)}}`,
+          `${field('price_micros', bid.priceMicros)}${field('deal_id', bid.dealId)}` +
+          `${field('loss_code', bid.lossCode)}}`,
       });
     }
     if (decision.filled) {
@@ -214,6 +215,7 @@ export function bidEvent(
     priceMicros?: number;
     dealId?: string;
     winner: WinnerDimensions;
+    lossCode?: number;
   },
 ): AdEvent {
   return {
@@ -225,5 +227,6 @@ export function bidEvent(
     reason: bid.reason,
     price_micros: bid.priceMicros,
     deal_id: bid.dealId,
+    loss_code: bid.lossCode,
   };
 }

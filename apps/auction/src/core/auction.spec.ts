@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { clearingPrice, decideAuction, NoFillReason } from './auction';
-import type { Candidate } from './candidate';
+import { loadCatalog } from '@app/catalog';
+import { BidLossReason, BidRejectionReason, LossCode } from '@app/openrtb';
+import type { AdContext } from './ad-context';
+import {
+  clearingPrice,
+  decideAuction,
+  MAX_LOSS_NOTICES_PER_DSP,
+  NoFillReason,
+  settleAuction,
+} from './auction';
+import type { BidRecord, Candidate } from './candidate';
+import { NO_WINNER } from './event-dimensions';
 
 const direct = (priceMicros: number, id = 'd'): Candidate => ({
   demandType: 'direct',
@@ -22,6 +32,7 @@ const rtb = (priceMicros: number, id = 'r', floorMicros = 500_000): Candidate =>
     dspId: `dsp-${id}`,
     seat: 's',
     bidId: id,
+    macroBidId: id,
     impId: '1',
     adId: '',
     floorMicros,
@@ -78,5 +89,127 @@ describe('clearingPrice', () => {
     ['a direct winner pays its CPM', direct(1_600_000), [rtb(1_000_000)], 2, 1_600_000],
   ] as const)('%s', (_name, winner, losers, at, expected) => {
     expect(clearingPrice(winner, losers, at)).toBe(expected);
+  });
+});
+
+describe('settleAuction: loss reasons, codes and notices', () => {
+  const { slot, template, publisher } = loadCatalog().slotLineage('slot-1-1-2');
+  const ctx = {
+    auctionId: 'a-1',
+    now: new Date('2026-11-20T09:00:00Z'),
+    slot: slot!,
+    template: template!,
+    publisher: publisher!,
+    tag: {
+      placementId: '',
+      listId: '',
+      recipient: '',
+      emailDomain: '',
+      keyValues: [],
+      age: '',
+      gender: '',
+      consent: true,
+      privacy: {},
+    },
+    viewer: {
+      ip: '',
+      userAgent: '',
+      language: '',
+      secure: true,
+      userId: 'u',
+      userKey: 'c:u',
+      geo: { country: '', region: '', metro: '', zip: '' },
+      device: { device_maker: '', device_model: '', device_type: '', os: '', browser: '' },
+    },
+    privacy: {},
+  } satisfies AdContext;
+  const LURL =
+    'https://dsp.example/loss?a=${AUCTION_ID}&b=${AUCTION_BID_ID}&s=${AUCTION_SEAT_ID}&l=${AUCTION_LOSS}&p=${AUCTION_PRICE}&m=${AUCTION_MBR}';
+  const lost = (candidate: Candidate, withNotice = true): BidRecord => ({
+    dspId: candidate.rtb!.dspId,
+    status: 'lost',
+    priceMicros: candidate.priceMicros,
+    dealId: candidate.rtb!.dealId,
+    candidate,
+    elapsedMs: 1,
+    ...(withNotice
+      ? {
+          lurl: LURL,
+          macroIds: { auctionId: 'a-1', bidId: candidate.rtb!.macroBidId, impId: '1', seatId: 's', adId: '' },
+        }
+      : {}),
+  });
+  const settle = (paid: Candidate[], records: BidRecord[], refused = new Map<Candidate, string>()) =>
+    settleAuction({
+      ctx,
+      outcome: decideAuction(paid, [], 2, first),
+      creative: {
+        imageUrl: 'https://i.example/',
+        clickUrl: 'https://c.example/',
+        impressionTrackers: [],
+        clickTrackers: [],
+      },
+      records,
+      refused,
+      winnerDimensions: () => NO_WINNER,
+      billingNotice: 'https://dsp.example/bill',
+      dspWaitMs: 0,
+    });
+
+  it('names why each bid lost, codes it, and sends the losers that ask their notice without the price', () => {
+    const winner = rtb(3_000_000, 'w');
+    const loser = rtb(2_000_000, 'l');
+    const quiet = rtb(1_000_000, 'q');
+    const out = settle([winner, loser, quiet], [lost(winner), lost(loser), lost(quiet, false)]);
+    expect(out.bids.map((b) => [b.status, b.reason, b.lossCode])).toEqual([
+      ['won', undefined, LossCode.BidWon],
+      ['lost', BidLossReason.LostToHigherBid, LossCode.LostToHigherBid],
+      ['lost', BidLossReason.LostToHigherBid, LossCode.LostToHigherBid],
+    ]);
+    // The winner gets no loss notice, the loser without a lurl none either.
+    expect(out.lossNotices).toEqual(['https://dsp.example/loss?a=a-1&b=l&s=s&l=102&p=&m=']);
+    expect(out.billingNotice).toBe('https://dsp.example/bill');
+    expect(out.decision.billingNotice).toBe('https://dsp.example/bill');
+  });
+
+  it("tells a loss to a deal, and to the publisher's direct campaign", () => {
+    const deal = { ...rtb(1_000_000, 'deal'), rtb: { ...rtb(1_000_000, 'deal').rtb!, dealId: 'd-1' } };
+    const open = rtb(900_000, 'open');
+    expect(settle([deal, open], [lost(deal), lost(open)]).bids[1]).toMatchObject({
+      reason: BidLossReason.LostToDeal,
+      lossCode: LossCode.LostToPmpDeal,
+    });
+    const bid = rtb(2_000_000, 'b');
+    const out = settle([direct(2_000_000), bid], [lost(bid)]);
+    expect(out.bids[0]).toMatchObject({
+      reason: BidLossReason.LostToDirect,
+      lossCode: LossCode.LostToDirectSale,
+    });
+    expect(out.lossNotices).toEqual(['https://dsp.example/loss?a=a-1&b=b&s=s&l=1003&p=&m=']);
+  });
+
+  it('codes a rejected bid by its reason, a refused winner too, and leaves answers without a bid uncoded', () => {
+    const refusedWinner = rtb(5_000_000, 'x');
+    const winner = rtb(2_000_000, 'w');
+    const records: BidRecord[] = [
+      lost(refusedWinner),
+      lost(winner),
+      { dspId: 'dsp-r', status: 'rejected', reason: BidRejectionReason.BelowFloor, elapsedMs: 1 },
+      { dspId: 'dsp-t', status: 'timeout', reason: 'timeout', elapsedMs: 1 },
+    ];
+    const out = settle([winner], records, new Map([[refusedWinner, 'image_timeout']]));
+    expect(out.bids.map((b) => b.lossCode)).toEqual([LossCode.CreativeImageUnusable, 0, 100, undefined]);
+    expect(out.lossNotices).toEqual(['https://dsp.example/loss?a=a-1&b=x&s=s&l=1002&p=&m=']);
+  });
+
+  it(`sends a DSP ${MAX_LOSS_NOTICES_PER_DSP} loss notices an auction at most, and counts the rest`, () => {
+    const winner = rtb(9_000_000, 'w');
+    const many = Array.from({ length: 10 }, (_, i) => ({
+      ...rtb(1_000_000 + i, 'many'),
+      creativeId: `m${i}`,
+    }));
+    const out = settle([winner, ...many], [lost(winner), ...many.map((c) => lost(c))]);
+    expect(out.lossNotices).toHaveLength(MAX_LOSS_NOTICES_PER_DSP);
+    expect(out.lossNoticesDropped).toBe(10 - MAX_LOSS_NOTICES_PER_DSP);
   });
 });

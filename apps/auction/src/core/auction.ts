@@ -1,4 +1,5 @@
 import type { BidStatus } from '@app/events';
+import { BidLossReason, lossCodeOf, substituteMacros } from '@app/openrtb';
 import type { AdContext } from './ad-context';
 import { impressionMoney, type AdDecision } from './ad-decision';
 import type { BidRecord, Candidate, Creative } from './candidate';
@@ -6,6 +7,13 @@ import { NO_WINNER, contextDimensionsOf, type WinnerDimensions } from './event-d
 
 /** One cent per thousand impressions, in micro-USD: the second-price increment. */
 export const PRICE_INCREMENT_MICROS = 10_000;
+
+/**
+ * Loss notices a DSP gets for one auction at most: we send one impression, so a DSP has a bid or
+ * two (one per seat); a response of a thousand bids with a `lurl` each must not make a thousand
+ * calls. The ones past it are counted as dropped.
+ */
+export const MAX_LOSS_NOTICES_PER_DSP = 4;
 
 export type AuctionType = 1 | 2;
 
@@ -81,6 +89,11 @@ export interface SettledBid {
   readonly dealId?: string;
   /** The lineage of the bid's candidate; all empty for an answer without one. */
   readonly winner: WinnerDimensions;
+  /**
+   * The bid's loss reason code (OpenRTB 2.5 list 5.25, ours from 1000; loss-reason.ts): 0 when it
+   * won; absent for an answer without a bid.
+   */
+  readonly lossCode?: number;
 }
 
 /** An auction once over: the decision to keep, every answer's fate, the win notice to call. */
@@ -93,6 +106,15 @@ export interface SettledAuction {
   readonly bids: readonly SettledBid[];
   /** The winner's win notice, macros substituted, to call server to server. */
   readonly winNotice?: string;
+  /** The winner's billing notice, macros substituted, to call at the first view of the ad. */
+  readonly billingNotice?: string;
+  /**
+   * The loss notices of the lost and rejected bids of DSPs that asked for them, macros substituted
+   * (the loss code; the clearing price is not disclosed), at most MAX_LOSS_NOTICES_PER_DSP a DSP.
+   */
+  readonly lossNotices: readonly string[];
+  /** Loss notices left out past MAX_LOSS_NOTICES_PER_DSP. */
+  readonly lossNoticesDropped: number;
   /** Time spent waiting for DSP answers, ms. */
   readonly dspWaitMs: number;
 }
@@ -107,12 +129,28 @@ export interface Settlement {
   readonly refused: ReadonlyMap<Candidate, string>;
   readonly winnerDimensions: (candidate: Candidate) => WinnerDimensions;
   readonly winNotice?: string;
+  readonly billingNotice?: string;
   readonly dspWaitMs: number;
 }
 
 /**
+ * Why a valid bid lost to the winner: to the publisher's direct campaign, to a bid on a deal it was
+ * not on, or to a higher bid.
+ */
+function lossReasonOf(loser: Candidate, winner: Candidate): BidLossReason {
+  if (!winner.rtb) {
+    return BidLossReason.LostToDirect;
+  }
+  if (winner.rtb.dealId !== undefined && loser.rtb?.dealId === undefined) {
+    return BidLossReason.LostToDeal;
+  }
+  return BidLossReason.LostToHigherBid;
+}
+
+/**
  * Settles an auction into one immutable outcome: the decision (with its money at the publisher's
- * share) and the final status of every answer, the winner's `won`, a refused winner's `rejected`.
+ * share) and the final status of every answer, the winner's `won`, a refused winner's `rejected`,
+ * a loser's `lost` with why; each bid's loss code, and the loss notices of the DSPs that want them.
  */
 export function settleAuction(s: Settlement): SettledAuction {
   const { ctx, outcome } = s;
@@ -126,6 +164,7 @@ export function settleAuction(s: Settlement): SettledAuction {
     imageUrl: s.creative?.imageUrl,
     clickUrl: s.creative?.clickUrl,
     impressionTrackers: s.creative?.impressionTrackers ?? [],
+    billingNotice: winner ? s.billingNotice : undefined,
     clickTrackers: s.creative?.clickTrackers ?? [],
     context: contextDimensionsOf(ctx),
     winner: winner ? s.winnerDimensions(winner) : NO_WINNER,
@@ -134,15 +173,36 @@ export function settleAuction(s: Settlement): SettledAuction {
     clearingMicros,
     ...money,
   };
+  const lossNotices: string[] = [];
+  const noticesByDsp = new Map<string, number>();
+  let lossNoticesDropped = 0;
   const bids = s.records.map((record): SettledBid => {
     const refused = record.candidate && s.refused.get(record.candidate);
+    const status = winner && record.candidate === winner ? 'won' : refused ? 'rejected' : record.status;
+    const reason =
+      refused ||
+      record.reason ||
+      (status === 'lost' && winner && record.candidate ? lossReasonOf(record.candidate, winner) : undefined);
+    const lossCode = lossCodeOf(status, reason);
+    if (record.lurl !== undefined && record.macroIds && lossCode !== undefined && status !== 'won') {
+      const sent = noticesByDsp.get(record.dspId) ?? 0;
+      if (sent < MAX_LOSS_NOTICES_PER_DSP) {
+        noticesByDsp.set(record.dspId, sent + 1);
+        lossNotices.push(
+          substituteMacros(record.lurl, { ...record.macroIds, bidPriceMicros: record.priceMicros, lossCode }),
+        );
+      } else {
+        lossNoticesDropped += 1;
+      }
+    }
     return {
       dspId: record.dspId,
-      status: winner && record.candidate === winner ? 'won' : refused ? 'rejected' : record.status,
-      reason: refused || record.reason,
+      status,
+      reason,
       priceMicros: record.priceMicros,
       dealId: record.dealId,
       winner: record.candidate ? s.winnerDimensions(record.candidate) : NO_WINNER,
+      lossCode,
     };
   });
   return {
@@ -151,6 +211,9 @@ export function settleAuction(s: Settlement): SettledAuction {
     noFillReason: outcome.filled ? undefined : outcome.reason,
     bids,
     winNotice: winner ? s.winNotice : undefined,
+    billingNotice: winner ? s.billingNotice : undefined,
+    lossNotices,
+    lossNoticesDropped,
     dspWaitMs: s.dspWaitMs,
   };
 }

@@ -1,6 +1,12 @@
 import type { DemandType } from '@app/catalog';
 import type { BidStatus } from '@app/events';
-import type { NativeRequest } from '@app/openrtb';
+import type { MacroValues, NativeRequest } from '@app/openrtb';
+
+/**
+ * What the macros of a bid stand for beside the auction's outcome: the ids of OpenRTB 2.5 section
+ * 4.4 (`AUCTION_ID`, `AUCTION_BID_ID`, `AUCTION_IMP_ID`, `AUCTION_SEAT_ID`, `AUCTION_AD_ID`).
+ */
+export type BidMacroIds = Pick<MacroValues, 'auctionId' | 'bidId' | 'impId' | 'seatId' | 'adId'>;
 
 /** Where an RTB candidate came from, for pricing, macros, the win notice and the events. */
 export interface RtbOrigin {
@@ -12,9 +18,13 @@ export interface RtbOrigin {
   readonly dealId?: string;
   /** The floor the bid had to clear: the deal's when bid on a deal, else the slot's. */
   readonly floorMicros: number;
-  /** Markup and win notice URL before macro substitution. */
+  /** `AUCTION_BID_ID`: the response's `bidid`, or the bid's `id` when the response has none. */
+  readonly macroBidId: string;
+  /** Markup and notice URLs before macro substitution: win, billing, loss. */
   readonly adm: string;
   readonly nurl?: string;
+  readonly burl?: string;
+  readonly lurl?: string;
   /** The crid (or adid, or bid id): what names the creative for caching a flattened native ad. */
   readonly crid: string;
   /** For a native impression: the native request the markup answers. */
@@ -44,6 +54,9 @@ export interface BidRecord {
   readonly seat?: string;
   readonly candidate?: Candidate;
   readonly elapsedMs: number;
+  /** A bid's loss notice URL before macro substitution, and its ids for the macros. */
+  readonly lurl?: string;
+  readonly macroIds?: BidMacroIds;
 }
 
 /** What an ad shows and where it leads, macros filled in with the clearing price. */

@@ -8,12 +8,14 @@ import {
   validateNativeMarkup,
   type AcceptedBid,
   type BidRequest,
+  type MacroValues,
   type NativeRequest,
+  type RejectedBid,
 } from '@app/openrtb';
 import type { AdContext } from '../core/ad-context';
 import type { AuctionType } from '../core/auction';
 import { BidRequestBodies, IMP_ID } from '../core/bid-request.builder';
-import type { BidRecord, Candidate } from '../core/candidate';
+import type { BidMacroIds, BidRecord, Candidate } from '../core/candidate';
 import { AnswerOutcome, type BidderAnswer, type BidderCall, type BidderClient } from './bidder.client';
 import type { DspTraffic } from './dsp-traffic';
 
@@ -135,12 +137,21 @@ export class RtbDemand {
         reason: r.reason,
         priceMicros: r.priceMicros,
         seat: r.seat,
+        ...(dsp.lossNotices ? lossNoticeOfRejected(dsp, request, r) : {}),
       });
     }
     for (const accepted of verdict.accepted) {
       const candidate = this.candidateOf(dsp, request, accepted);
       if (typeof candidate === 'string') {
-        records.push({ ...base, status: 'rejected', reason: candidate, priceMicros: accepted.priceMicros });
+        records.push({
+          ...base,
+          status: 'rejected',
+          reason: candidate,
+          priceMicros: accepted.priceMicros,
+          ...(dsp.lossNotices
+            ? { lurl: accepted.bid.lurl, macroIds: macroIdsOf(dsp, request, accepted) }
+            : {}),
+        });
         continue;
       }
       candidates.push(candidate);
@@ -151,6 +162,9 @@ export class RtbDemand {
         dealId: accepted.dealId,
         seat: candidate.rtb!.seat,
         candidate,
+        ...(dsp.lossNotices
+          ? { lurl: candidate.rtb!.lurl, macroIds: macroIdsOf(dsp, request, accepted) }
+          : {}),
       });
     }
     if (verdict.noBid !== undefined && records.length === before) {
@@ -167,12 +181,13 @@ export class RtbDemand {
     const adm = bid.adm ?? '';
     const imp = request.imp.find((i) => i.id === accepted.impid) ?? request.imp[0];
     // The markup must hold once its macros are filled in; the price is final only after the
-    // auction, and a price is digits and a dot, so it cannot make a valid URL invalid.
-    const macros = {
-      auctionId: request.id,
-      impId: accepted.impid,
-      adId: bid.adid ?? '',
+    // auction, and a price (and the market bid ratio) is digits and a dot, so it cannot make a
+    // valid URL invalid.
+    const macros: MacroValues = {
+      ...macroIdsOf(dsp, request, accepted),
       priceMicros: accepted.priceMicros,
+      bidPriceMicros: accepted.priceMicros,
+      lossCode: 0,
     };
     const nativeRequest = imp.native ? nativeRequestOf(imp.native.request) : undefined;
     if (nativeRequest) {
@@ -196,12 +211,15 @@ export class RtbDemand {
         dspId: dsp.id,
         seat: seat.id,
         bidId: bid.id,
+        macroBidId: accepted.responseBidId ?? bid.id,
         impId: accepted.impid ?? IMP_ID,
         adId: bid.adid ?? '',
         dealId: accepted.dealId,
         floorMicros,
         adm,
         nurl: bid.nurl,
+        burl: bid.burl,
+        lurl: bid.lurl,
         crid,
         nativeRequest,
       },
@@ -212,4 +230,41 @@ export class RtbDemand {
 /** The native request we sent, in whichever form the DSP gets it. */
 function nativeRequestOf(request: string | NativeRequest): NativeRequest {
   return typeof request === 'string' ? (JSON.parse(request) as NativeRequest) : request;
+}
+
+/** The macro ids of an accepted bid: its seat is the one it is booked on (the DSP's first without one). */
+function macroIdsOf(dsp: DspRecord, request: BidRequest, accepted: AcceptedBid): BidMacroIds {
+  return {
+    auctionId: request.id,
+    bidId: accepted.responseBidId ?? accepted.bid.id,
+    impId: accepted.impid,
+    seatId: accepted.seat ?? dsp.seats[0].id,
+    adId: accepted.bid.adid ?? '',
+  };
+}
+
+/**
+ * The loss notice of a bid the validator refused: its `lurl` and ids as far as the bid, untrusted,
+ * has them as strings (the guard checks the URL before any call, and macro values are encoded).
+ */
+function lossNoticeOfRejected(
+  dsp: DspRecord,
+  request: BidRequest,
+  rejected: RejectedBid,
+): Pick<BidRecord, 'lurl' | 'macroIds'> {
+  const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+  const lurl = text(rejected.bid?.lurl);
+  if (lurl === undefined) {
+    return {};
+  }
+  return {
+    lurl,
+    macroIds: {
+      auctionId: request.id,
+      bidId: rejected.responseBidId ?? rejected.id ?? '',
+      impId: rejected.impid ?? '',
+      seatId: rejected.seat ?? dsp.seats[0].id,
+      adId: text(rejected.bid?.adid) ?? '',
+    },
+  };
 }

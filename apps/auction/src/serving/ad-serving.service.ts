@@ -89,6 +89,10 @@ export class AdServingService {
     ]);
     if (first) {
       this.trackers.fire('impression', decision.impressionTrackers);
+      // The first view is when the impression becomes billable: its spend is booked now.
+      if (decision.billingNotice) {
+        this.trackers.fire('billing_notice', [decision.billingNotice]);
+      }
     }
     await this.touch('view', request, stored);
     return { location: decision.imageUrl, setCookie: request.setCookie, dspWaitMs };
@@ -193,6 +197,7 @@ export class AdServingService {
     if (settled.winNotice) {
       this.trackers.fire('win_notice', [settled.winNotice]);
     }
+    this.trackers.fire('loss_notice', settled.lossNotices);
     return { stored, dspWaitMs: settled.dspWaitMs, events };
   }
 

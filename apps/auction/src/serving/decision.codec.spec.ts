@@ -76,6 +76,17 @@ describe('decision codec', () => {
     );
   });
 
+  it('keeps the billing notice until the first view, apart from the impression trackers', () => {
+    const billed = decision({ billingNotice: 'https://dsp.example/bill?p=2.51&l=0' });
+    expect(roundTrip(billed, false)?.decision).toEqual(billed);
+    expect(
+      roundTrip(decision({ impressionTrackers: [], billingNotice: 'https://b.example/' }), false)?.decision,
+    ).toMatchObject({ impressionTrackers: [], billingNotice: 'https://b.example/' });
+    const viewed = roundTrip(billed, true)?.decision;
+    expect(viewed?.billingNotice).toBeUndefined();
+    expect(viewed?.impressionTrackers).toEqual([]);
+  });
+
   it('reads back an empty slot, and ids that are not UUIDs', () => {
     const empty = decision({
       filled: false,

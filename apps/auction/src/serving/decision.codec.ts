@@ -16,8 +16,8 @@ import { NO_WINNER, type ContextDimensions, type WinnerDimensions } from '../cor
  *   and DSP, kept once for every decision that shows it, under the hash of its content. An
  *   auction's own id and clearing price, which macros put into URLs, are kept as placeholders and
  *   put back from the decision, so that one creative's decisions share one entry.
- * - The impression trackers and the first view's money, needed only until that view, are kept
- *   only in a decision not yet viewed (a decision made by a click).
+ * - The impression trackers, the billing notice and the first view's money, needed only until that
+ *   view, are kept only in a decision not yet viewed (a decision made by a click).
  */
 export const DECISION_FORMAT = '1';
 
@@ -27,6 +27,8 @@ const WINNER_FIELDS = Object.keys(NO_WINNER) as (keyof WinnerDimensions)[];
 
 const AUCTION_ID = '\u0001A';
 const PRICE = '\u0001P';
+/** Marks the billing notice among the first view's trackers (no URL we keep holds a control character). */
+const BILLING = '\u0001B';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A short, collision-safe name for a key or a content (96 bits, base64url). */
@@ -144,6 +146,13 @@ export interface StoredDecision {
   readonly creativeRef: string;
 }
 
+/** What the first view calls: the impression trackers, then the billing notice, marked. */
+function firstViewCalls(decision: AdDecision): readonly string[] {
+  return decision.billingNotice === undefined
+    ? decision.impressionTrackers
+    : [...decision.impressionTrackers, `${BILLING}${decision.billingNotice}`];
+}
+
 /** The decision's record; `creativeRef` names its creative entry ('' for an empty slot). */
 export function encodeDecision(decision: AdDecision, seen: boolean, creativeRef: string): string {
   const b36 = (n: number) => n.toString(36);
@@ -158,7 +167,7 @@ export function encodeDecision(decision: AdDecision, seen: boolean, creativeRef:
     // Needed only for the first view: a viewed decision leaves them out.
     seen ? '' : b36(decision.spendMicros),
     seen ? '' : b36(decision.revenueMicros),
-    seen ? '' : escape(decision.impressionTrackers.join('\n')),
+    seen ? '' : escape(firstViewCalls(decision).join('\n')),
     ...CONTEXT_FIELDS.map((f) => escape(decision.context[f])),
   ].join('\t');
 }
@@ -178,7 +187,9 @@ export function decodeDecision(record: string, creative: string | undefined): St
     userId: expandId(userId),
     clearingMicros: parseInt(clearing, 36),
   };
-  const impressionTrackers = unescape(trackers);
+  const calls = unescape(trackers);
+  const lines = calls === '' ? [] : calls.split('\n');
+  const billing = lines.find((line) => line.startsWith(BILLING));
   const creativeFields: CreativeFields =
     filled === '1' && creative !== undefined
       ? decodeCreative(creative, base)
@@ -193,7 +204,8 @@ export function decodeDecision(record: string, creative: string | undefined): St
       ...base,
       ...creativeFields,
       filled: filled === '1',
-      impressionTrackers: impressionTrackers === '' ? [] : impressionTrackers.split('\n'),
+      impressionTrackers: billing === undefined ? lines : lines.filter((line) => line !== billing),
+      billingNotice: billing?.slice(BILLING.length),
       context,
       dealId: unescape(dealId) || undefined,
       spendMicros: spend ? parseInt(spend, 36) : 0,
