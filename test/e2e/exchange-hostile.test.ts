@@ -31,11 +31,19 @@ const FAULTS: readonly (readonly [DspFault, string, readonly string[]])[] = [
   ['blocked_adomain', 'rejected', ['blocked_advertiser']],
 ];
 
+/** The sum of adx_dsp_answers_total over the series carrying every one of `labels` (others may follow). */
 async function metric(url: string, labels: string): Promise<number> {
   const res = await request(`${url}/metrics`);
   const text = await res.body.text();
-  const line = text.split('\n').find((l) => l.startsWith(`adx_dsp_answers_total{${labels}}`));
-  return line ? Number(line.split(' ').pop()) : 0;
+  const wanted = labels.split(',');
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('adx_dsp_answers_total{'))
+    .filter((l) => {
+      const series = l.slice(l.indexOf('{') + 1, l.lastIndexOf('}')).split(',');
+      return wanted.every((label) => series.includes(label));
+    })
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
 }
 
 describe('exchange: hostile ad requests and DSP answers are refused with a reason, never a 500', () => {
@@ -46,11 +54,10 @@ describe('exchange: hostile ad requests and DSP answers are refused with a reaso
   let readers = 0;
 
   const open = async (path: string, headers: Record<string, string> = {}) => {
-    const started = performance.now();
     const res = await request(`${auctionUrl}${path}`, { headers });
     const body = await res.body.arrayBuffer();
     const location = res.headers.location as string | undefined;
-    return { status: res.statusCode, location, headers: res.headers, body, ms: performance.now() - started };
+    return { status: res.statusCode, location, headers: res.headers, body };
   };
 
   beforeAll(async () => {
@@ -88,7 +95,8 @@ describe('exchange: hostile ad requests and DSP answers are refused with a reaso
       const res = await open(`/img/${SLOT}?recipient=hostile-${fault}-${readers++}`);
       expect(res.status).toBe(302);
       expect(res.location).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/creatives\/.+\.svg$/);
-      expect(res.ms).toBeLessThan(1000);
+      // No clock: that the auction stopped waiting is the bid event's status (timeout for the late,
+      // dripping and endless answers), and the slot was filled all the same.
       const after = await Promise.all(
         reasons.flatMap((reason) =>
           status
