@@ -121,6 +121,8 @@ export class BookedLayer {
   private readonly end: string;
   private readonly matches: Matcher;
   private readonly base: string;
+  /** The flight's instants by time zone: the same few publishers ask again and again. */
+  private readonly flights = new Map<string, { startMs: number; endMs: number }>();
 
   constructor(
     readonly scope: 'campaign' | 'strategy',
@@ -144,10 +146,15 @@ export class BookedLayer {
 
   /** The flight's instants in the request's time zone (infinite where the booking leaves it open). */
   flight(timeZone: string): { startMs: number; endMs: number } {
-    return {
-      startMs: this.start ? instantOf(this.start, timeZone) : Number.NEGATIVE_INFINITY,
-      endMs: this.end ? instantOf(this.end, timeZone) : Number.POSITIVE_INFINITY,
-    };
+    let flight = this.flights.get(timeZone);
+    if (!flight) {
+      flight = {
+        startMs: this.start ? instantOf(this.start, timeZone) : Number.NEGATIVE_INFINITY,
+        endMs: this.end ? instantOf(this.end, timeZone) : Number.POSITIVE_INFINITY,
+      };
+      this.flights.set(timeZone, flight);
+    }
+    return flight;
   }
 
   goalKey(metric: GoalMetric, period: 'life' | 'day' | 'hour', request: BookingRequest): string {

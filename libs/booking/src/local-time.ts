@@ -66,6 +66,21 @@ export function instantOf(local: string, timeZone: string): number {
 
 /** The next local midnight after `ms`, as an instant. */
 export function nextMidnight(ms: number, timeZone: string): number {
+  const key = `${timeZone}|${localDate(ms, timeZone)}`;
+  let midnight = midnights.get(key);
+  if (midnight === undefined) {
+    if (midnights.size > 10_000) {
+      midnights.clear();
+    }
+    midnight = midnightAfter(ms, timeZone);
+    midnights.set(key, midnight);
+  }
+  return midnight;
+}
+
+const midnights = new Map<string, number>();
+
+function midnightAfter(ms: number, timeZone: string): number {
   const next = new Date(`${localDate(ms, timeZone)}T00:00:00Z`);
   next.setUTCDate(next.getUTCDate() + 1);
   return instantOf(`${next.toISOString().slice(0, 10)}T00:00`, timeZone);
