@@ -4,7 +4,6 @@ import type { StoreStreamQuery } from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
 import { WaitBudget } from '../wait-budget';
 import { exactNumber } from '../exact-number';
-import { tierTable } from '../query-predicates';
 import { classify } from './clickhouse-errors';
 import { buildClickHouseQuery, rollupDimensionFor } from './clickhouse-query.builder';
 import type { ClosedDaySealer } from './closed-day.sealer';
@@ -26,8 +25,10 @@ export class ClickHouseReads {
   /** The newest day `inexact_monthly` holds whole, when it was read, and a read under way. */
   private monthly?: { readonly through: string | undefined; readonly readAt: number };
   private monthlyRead?: Promise<void>;
-  /** A seal pass run because a report found replaced rows back (`readableTables`). */
-  private healing?: Promise<unknown>;
+  /** The start (UNIX seconds) of the server whose sealed tables were last found whole. */
+  private checkedStart?: number;
+  /** The look at the sealed tables after a server start, one at a time (`readableTables`). */
+  private checking?: Promise<void>;
 
   constructor(
     private readonly client: ClickHouseClient,
@@ -51,7 +52,7 @@ export class ClickHouseReads {
     let result: ResultSet<'JSONEachRow'> | undefined;
     try {
       const monthlyThrough = await budget.wait(() => this.monthlyThrough(query));
-      await budget.wait(() => this.readableTables(query, monthlyThrough));
+      await budget.wait(() => this.readableTables());
       result = await budget.wait(() =>
         this.client.query({
           query: buildClickHouseQuery(query, { inexactRollup: this.options.inexactRollup, monthlyThrough }),
@@ -141,34 +142,39 @@ export class ClickHouseReads {
   }
 
   /**
-   * Makes the tables `query` reads safe to read: a restarted ClickHouse may have loaded again the
-   * parts a seal's swap had replaced (see `ClosedDaySealer`), and until the day is sealed again it
-   * would count twice. Such days are sealed again here, by one pass at a time, before the report
-   * reads them; if they are still there after it, the report fails (code Unavailable) rather than
-   * answer a number counted twice. One small read of the marker rows' granules otherwise.
+   * Makes the tables safe to read: a restarted ClickHouse may have loaded again the parts a seal's
+   * swap had replaced (see `ClosedDaySealer`), and until the day is sealed again it would count
+   * twice. Only a restart brings them back, so the sealed tables are looked at once per server
+   * start (known from `uptime()`, one small query a report): days found with two seals are sealed
+   * again here, by one pass at a time, before any report reads; if they are still there after it,
+   * the report fails (code Unavailable) rather than answer a number counted twice.
    */
-  private async readableTables(query: StoreStreamQuery, monthlyThrough: string | undefined): Promise<void> {
-    const tables =
-      query.tier === 'inexact' &&
-      this.options.inexactRollup !== false &&
-      rollupDimensionFor(query) !== undefined
-        ? ['inexact_daily', ...(monthlyThrough === undefined ? [] : ['inexact_monthly'])]
-        : [tierTable(query.tier)];
-    const sealer = this.sealer();
-    const ghosts = () => sealer.ghostDays(tables, query.range.start, query.range.end);
-    if ((await ghosts()).length === 0) {
+  private async readableTables(): Promise<void> {
+    const [{ start }] = await (
+      await this.client.query({ query: 'SELECT toUInt32(now()) - uptime() AS start', format: 'JSONEachRow' })
+    ).json<{ start: number }>();
+    // The start computed from two clocks read apart may differ by a second for the same server.
+    if (this.checkedStart !== undefined && Math.abs(Number(start) - this.checkedStart) <= 2) {
       return;
     }
-    this.healing ??= sealer.seal(new Date()).finally(() => {
-      this.healing = undefined;
+    this.checking ??= this.checkAfterStart(Number(start)).finally(() => {
+      this.checking = undefined;
     });
-    await this.healing;
-    const left = await ghosts();
-    if (left.length > 0) {
-      throw new ReportStoreException(
-        ReportStoreErrorCode.Unavailable,
-        `days being sealed again after a ClickHouse restart: ${left.join(', ')}`,
-      );
+    await this.checking;
+  }
+
+  private async checkAfterStart(start: number): Promise<void> {
+    const sealer = this.sealer();
+    if ((await sealer.ghostDays()).length > 0) {
+      await sealer.seal(new Date());
+      const left = await sealer.ghostDays();
+      if (left.length > 0) {
+        throw new ReportStoreException(
+          ReportStoreErrorCode.Unavailable,
+          `days being sealed again after a ClickHouse restart: ${left.join(', ')}`,
+        );
+      }
     }
+    this.checkedStart = start;
   }
 }

@@ -27,8 +27,6 @@ interface SealedTier {
    * markers of two seals are two rows that no merge sums into one (`markerToken`).
    */
   readonly markerColumn: string;
-  /** A condition on the leading key columns that holds for the marker rows: their few granules. */
-  readonly markerKey: string;
 }
 
 const exactTier: SealedTier = {
@@ -40,7 +38,6 @@ const exactTier: SealedTier = {
      FROM ${raw} WHERE event_date = toDate(${stringLiteral(day)})
      GROUP BY event_date, ${EXACT_KEY_FIELDS.join(', ')}`,
   markerColumn: 'publisher_id',
-  markerKey: `publisher_id >= 'seal:' AND publisher_id < 'seal;'`,
 };
 
 const inexactTier: SealedTier = {
@@ -52,7 +49,6 @@ const inexactTier: SealedTier = {
      FROM ${raw} WHERE event_date = toDate(${stringLiteral(day)}) AND sample_weight > 0
      GROUP BY event_date, hour, ${INEXACT_FIELDS.join(', ')}`,
   markerColumn: 'publisher_id',
-  markerKey: `hour = 0 AND publisher_id >= 'seal:' AND publisher_id < 'seal;'`,
 };
 
 const rollupKey = ['pair.1', 'pair.2', ...ROLLUP_SCOPE_FIELDS].join(', ');
@@ -80,16 +76,10 @@ const rollupTier: SealedTier = {
      WHERE event_date = toDate(${stringLiteral(day)}) AND sample_weight > 0
      GROUP BY event_date, ${rollupKey}`,
   markerColumn: 'value',
-  markerKey: `dimension = ''`,
 };
 
-/** Where each table's marker rows are, for the check a report makes (`ClosedDaySealer.ghostDays`). */
-export const MARKER_KEYS: Readonly<Record<string, string>> = {
-  exact_daily: exactTier.markerKey,
-  inexact_sample: inexactTier.markerKey,
-  inexact_daily: rollupTier.markerKey,
-  inexact_monthly: `dimension = '' AND side = ''`,
-};
+/** Every table a seal swaps partitions of. */
+const SEALED_TABLES = ['exact_daily', 'inexact_sample', 'inexact_daily', 'inexact_monthly'] as const;
 
 /**
  * Duplicated ids a day's recompute lists, at most (as hashes, twice in each tier's query): 4,096
@@ -234,19 +224,18 @@ export class ClosedDaySealer {
   }
 
   /**
-   * The days in `[from, to]` whose rows in one of `tables` hold more than one seal: parts a swap had
-   * replaced, loaded again by a restarted ClickHouse. A report must not read them until they are
-   * sealed again. Reads the marker rows' granules only (`MARKER_KEYS`). Every swap replaces a
-   * partition that holds a marker (`sealDay` puts one in before a day's first seal), so the parts it
-   * replaced hold one too, and coming back they make two.
+   * The days whose rows in a sealed table hold more than one seal: parts a swap had replaced,
+   * loaded again by a restarted ClickHouse. A report must not read them until they are sealed
+   * again. Reads the `seal_mark` column (nearly all zeros) and the few marker rows. Every swap
+   * replaces a partition that holds a marker (`sealDay` puts one in before a day's first seal), so
+   * the parts it replaced hold one too, and coming back they make two.
    */
-  async ghostDays(tables: readonly string[], from: string, to: string): Promise<string[]> {
+  async ghostDays(): Promise<string[]> {
     const ghosts = await Promise.all(
-      tables.map((table) =>
+      SEALED_TABLES.map((table) =>
         this.rows<{ d: string }>(
-          `SELECT toString(day) AS d FROM ${table}
-           WHERE day >= toDate(${stringLiteral(from)}) AND day <= toDate(${stringLiteral(to)}) AND ${MARKER_KEYS[table]}
-           GROUP BY day HAVING countIf(seal_mark > 0) > 1`,
+          `SELECT toString(day) AS d FROM ${table} PREWHERE seal_mark > 0
+           ${table === 'inexact_monthly' ? "WHERE side = '' " : ''}GROUP BY day HAVING count() > 1`,
         ),
       ),
     );
