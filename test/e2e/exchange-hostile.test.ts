@@ -130,7 +130,7 @@ describe('exchange: hostile ad requests and DSP answers are refused with a reaso
   it('serves a house or fallback ad, without an auction, for a query past its limit', async () => {
     hostile.configure({ faults: {} });
     const asked = hostile.stats().requests;
-    const res = await open(`/img/${SLOT}?placement=${'x'.repeat(5000)}`);
+    const res = await open(`/img/${SLOT}?placement=${'x'.repeat(9000)}`);
     expect(res.status).toBe(302);
     expect(res.location).toMatch(/\/creatives\/.+\.svg$/);
     expect(hostile.stats().requests).toBe(asked);

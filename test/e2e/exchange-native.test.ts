@@ -16,7 +16,12 @@ function pngSize(bytes: Buffer): { w: number; h: number } {
 
 async function metric(url: string, labels: string): Promise<number> {
   const text = await (await request(`${url}/metrics`)).body.text();
-  const line = text.split('\n').find((l) => l.startsWith(`adx_dsp_answers_total{${labels}}`));
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith(`adx_dsp_answers_total{${labels}}`) || l.startsWith(`adx_dsp_answers_total{${labels},`),
+    );
   return line ? Number(line.split(' ').pop()) : 0;
 }
 

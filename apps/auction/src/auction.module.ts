@@ -21,6 +21,7 @@ import { LoadShedder } from './serving/load-shedder';
 import { NativeCreativeService } from './serving/native-creative.service';
 import { NativeImageController } from './serving/native-image.controller';
 import { ViewerResolver } from './serving/viewer.resolver';
+import { SellersJsonController } from './supply/sellers-json.controller';
 import { UserSyncController } from './sync/user-sync.controller';
 import { UserSyncService } from './sync/user-sync.service';
 import { UserSyncStore } from './sync/user-sync.store';
@@ -45,7 +46,7 @@ export class AuctionModule {
     return {
       module: AuctionModule,
       imports: [ObservabilityModule.forRoot({ stateStore: () => deps.stateStore.ping() })],
-      controllers: [UserSyncController, NativeImageController, DemoController],
+      controllers: [UserSyncController, NativeImageController, DemoController, SellersJsonController],
       providers: [
         { provide: AUCTION_CONFIG, useValue: deps.config },
         { provide: CATALOG, useValue: deps.catalog },

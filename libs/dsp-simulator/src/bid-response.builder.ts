@@ -61,12 +61,17 @@ export interface OpenRtbBid {
   dealid?: string;
   adm?: string;
   nurl?: string;
+  burl?: string;
+  lurl?: string;
+  /** OpenRTB 2.6's markup type: 1 banner, 4 native. */
+  mtype?: 1 | 4;
 }
 
 export interface OpenRtbBidResponse {
   id: string;
   seatbid: { seat: string; bid: OpenRtbBid[] }[];
   cur: string;
+  bidid?: string;
 }
 
 export interface BidContext {
@@ -81,7 +86,13 @@ export interface BidContext {
 interface Creative {
   readonly crid: string;
   readonly adm: string;
+  readonly mtype: 1 | 4;
 }
+
+/** Every macro of OpenRTB 2.5 section 4.4, as the query of a billing or loss notice. */
+const ALL_MACROS =
+  'auction=${AUCTION_ID}&bid=${AUCTION_BID_ID}&imp=${AUCTION_IMP_ID}&seat=${AUCTION_SEAT_ID}' +
+  '&ad=${AUCTION_AD_ID}&price=${AUCTION_PRICE}&cur=${AUCTION_CURRENCY}&mbr=${AUCTION_MBR}&loss=${AUCTION_LOSS}';
 
 /** The size fault answers bid with on an imp without a usable banner, so that every imp gets a bid. */
 const FALLBACK_SIZE: BannerSize = { w: 300, h: 250 };
@@ -172,8 +183,18 @@ export function carriesNativeFault(offers: readonly ImpOffer[], fault: NativeFau
   return offers.some(({ native }) => native !== undefined && nativeFaultApplies(fault, native));
 }
 
-export function bidResponse(requestId: string, seat: string, bids: OpenRtbBid[]): OpenRtbBidResponse {
-  return { id: requestId, seatbid: [{ seat, bid: bids }], cur: 'USD' };
+/** A response with its bids; `bidid`, when given, is the response's own id (`${AUCTION_BID_ID}`). */
+export function bidResponse(
+  requestId: string,
+  seat: string,
+  bids: OpenRtbBid[],
+  bidid?: string,
+): OpenRtbBidResponse {
+  const response: OpenRtbBidResponse = { id: requestId, seatbid: [{ seat, bid: bids }], cur: 'USD' };
+  if (bidid !== undefined) {
+    response.bidid = bidid;
+  }
+  return response;
 }
 
 /**
@@ -197,7 +218,7 @@ function makeBid(
   price: number,
   dealid?: string,
 ): OpenRtbBid {
-  const { seat, adomain, cat, nurl } = context.settings;
+  const { seat, adomain, cat, nurl, notices, mtype } = context.settings;
   const bid: OpenRtbBid = {
     id: context.nextBidId(),
     impid,
@@ -217,17 +238,24 @@ function makeBid(
   if (nurl) {
     bid.nurl = `${context.baseUrl}/win?auction=\${AUCTION_ID}&imp=\${AUCTION_IMP_ID}&price=\${AUCTION_PRICE}`;
   }
+  if (notices) {
+    bid.burl = `${context.baseUrl}/bill?${ALL_MACROS}`;
+    bid.lurl = `${context.baseUrl}/loss?${ALL_MACROS}`;
+  }
+  if (mtype) {
+    bid.mtype = creative.mtype;
+  }
   return bid;
 }
 
 function bannerCreative(context: BidContext, size: BannerSize): Creative {
   const crid = `${context.settings.seat}-${size.w}x${size.h}`;
-  return { crid, adm: bannerMarkup(context.baseUrl, crid, size) };
+  return { crid, adm: bannerMarkup(context.baseUrl, crid, size), mtype: 1 };
 }
 
 function soundNative(context: BidContext, slot: NativeSlot, kind: NativeKind): Creative {
   const { crid, response } = nativeCreative(slot, kind, nativeContext(context));
-  return { crid, adm: nativeMarkup(response, context.settings.nativeWrapper) };
+  return { crid, adm: nativeMarkup(response, context.settings.nativeWrapper), mtype: 4 };
 }
 
 function faultyNative(context: BidContext, slot: NativeSlot, draw: NativeFaultDraw): Creative {
@@ -235,7 +263,11 @@ function faultyNative(context: BidContext, slot: NativeSlot, draw: NativeFaultDr
   const creative = nativeCreative(slot, kind, nativeContext(context));
   const { baseUrl, settings } = context;
   const faultContext = { baseUrl, wrapper: settings.nativeWrapper, occurrence: draw.occurrence };
-  return { crid: creative.crid, adm: faultyNativeMarkup(draw.fault, creative, slot, faultContext) };
+  return {
+    crid: creative.crid,
+    adm: faultyNativeMarkup(draw.fault, creative, slot, faultContext),
+    mtype: 4,
+  };
 }
 
 function nativeContext(context: BidContext): { baseUrl: string; seat: string; advertiser: string } {

@@ -99,6 +99,13 @@ export interface DspBehaviour {
   /** Include a win notice URL with `${AUCTION_PRICE}` and the other macros; default false. */
   nurl?: boolean;
   /**
+   * Include a billing notice (`burl`, at `/bill`) and a loss notice (`lurl`, at `/loss`) in every
+   * bid, each with all nine OpenRTB 2.5 macros, and a `bidid` in every answer; default false.
+   */
+  notices?: boolean;
+  /** Say each bid's markup type (`mtype`, OpenRTB 2.6: 1 banner, 4 native); default false. */
+  mtype?: boolean;
+  /**
    * The native answers: `real` (the default), `static`, or `mixed`, alternating the two. A request
    * allowing only the other kind (its assets, or assets it requires) gets that kind.
    */
@@ -139,6 +146,8 @@ export interface DspSettings {
   readonly deals: boolean;
   readonly faults: FaultTable;
   readonly nurl: boolean;
+  readonly notices: boolean;
+  readonly mtype: boolean;
   readonly native: NativeMode;
   readonly nativeWrapper: boolean;
   readonly syncMatchRate: number;
@@ -158,6 +167,8 @@ export const DEFAULT_SETTINGS: DspSettings = {
   deals: false,
   faults: [],
   nurl: false,
+  notices: false,
+  mtype: false,
   native: 'real',
   nativeWrapper: true,
   syncMatchRate: 1,
@@ -179,6 +190,8 @@ export function applyBehaviour(current: DspSettings, patch: DspBehaviour): DspSe
     deals: patch.deals ?? current.deals,
     faults: patch.faults ? faultTable(patch.faults) : current.faults,
     nurl: patch.nurl ?? current.nurl,
+    notices: patch.notices ?? current.notices,
+    mtype: patch.mtype ?? current.mtype,
     native: patch.native ?? current.native,
     nativeWrapper: patch.nativeWrapper ?? current.nativeWrapper,
     syncMatchRate: patch.syncMatchRate ?? current.syncMatchRate,

@@ -91,6 +91,13 @@ export interface TrackerHit {
   readonly query: Record<string, string>;
 }
 
+/** A billing (`/bill`) or loss (`/loss`) notice the exchange called, its macros substituted. */
+export interface ReceivedNotice {
+  readonly kind: 'bill' | 'loss';
+  readonly query: Record<string, string>;
+  readonly headers: IncomingHttpHeaders;
+}
+
 /**
  * A request to the user sync endpoint (bidding spec 4.3, docs/specification-notes.md#bidding-part-4-3),
  * answered or refused.
@@ -163,6 +170,7 @@ export class DspSimulator {
   private readonly receivedWins = new RingBuffer<ReceivedWin>(RECORDED_LIMIT);
   private readonly receivedHits = new RingBuffer<TrackerHit>(RECORDED_LIMIT);
   private readonly receivedSyncs = new RingBuffer<ReceivedSync>(RECORDED_LIMIT);
+  private readonly receivedNotices = new RingBuffer<ReceivedNotice>(RECORDED_LIMIT);
   private counters = zeroStats();
   private readonly uids = new UidIssuer();
   private readonly creativePngs = new PngCache();
@@ -192,6 +200,8 @@ export class DspSimulator {
     ['GET /win', (req, res, query) => this.recordWin(req, res, query)],
     ['GET /imp', (_req, res, query) => this.recordHit('imp', res, query)],
     ['GET /click', (_req, res, query) => this.recordHit('click', res, query)],
+    ['GET /bill', (req, res, query) => this.recordNotice('bill', req, res, query)],
+    ['GET /loss', (req, res, query) => this.recordNotice('loss', req, res, query)],
     ['GET /landing', (_req, res, query) => this.serveLanding(res, query)],
     [`GET ${REDIRECT_PATH}`, (_req, res) => this.countRedirect(res)],
     [`POST ${REDIRECT_PATH}`, (_req, res) => this.countRedirect(res)],
@@ -245,6 +255,11 @@ export class DspSimulator {
     return this.receivedSyncs.toArray();
   }
 
+  /** Billing and loss notices received, oldest first. */
+  get notices(): readonly ReceivedNotice[] {
+    return this.receivedNotices.toArray();
+  }
+
   /** Whether this simulator issued the user id, as `matchedOnlyBids` asks of `user.buyeruid`. */
   issuedUid(uid: unknown): boolean {
     return this.uids.issued(uid);
@@ -269,6 +284,7 @@ export class DspSimulator {
     this.receivedWins.clear();
     this.receivedHits.clear();
     this.receivedSyncs.clear();
+    this.receivedNotices.clear();
     this.counters = zeroStats();
     this.nativeSequence = 0;
   }
@@ -384,7 +400,8 @@ export class DspSimulator {
       return;
     }
     this.counters.bids += 1;
-    const payload = JSON.stringify(bidResponse(body.id, settings.seat, bids));
+    const bidid = settings.notices ? `r-${this.nextBidId()}` : undefined;
+    const payload = JSON.stringify(bidResponse(body.id, settings.seat, bids, bidid));
     this.later(delay, () => replyJson(res, 200, payload));
   }
 
@@ -435,6 +452,16 @@ export class DspSimulator {
   private recordWin(req: IncomingMessage, res: ServerResponse, query: string): void {
     this.counters.wins += 1;
     this.receivedWins.push({ url: req.url ?? '', query: parseQuery(query) });
+    replyNoContent(res);
+  }
+
+  private recordNotice(
+    kind: ReceivedNotice['kind'],
+    req: IncomingMessage,
+    res: ServerResponse,
+    query: string,
+  ): void {
+    this.receivedNotices.push({ kind, query: parseQuery(query), headers: req.headers });
     replyNoContent(res);
   }
 
