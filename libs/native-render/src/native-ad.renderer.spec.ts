@@ -1,8 +1,8 @@
-import { createCanvas, loadImage, type Image } from '@napi-rs/canvas';
+import { createCanvas, loadImage, type Canvas, type Image } from '@napi-rs/canvas';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { type NativeAd } from '@app/openrtb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startImageServer, type ImageServer } from './image-server.fixture';
+import { drawPhoto, startImageServer, type ImageServer } from './image-server.fixture';
 import { type FlattenedNativeAd } from './native-ad.cache';
 import { type Rect, type SlotSize } from './native-ad.layout';
 import { drawNativeAd, NativeAdRenderer } from './native-ad.renderer';
@@ -215,7 +215,7 @@ describe('NativeAdRenderer', () => {
     expect(renderer.get('key-2')).toBeUndefined();
   });
 
-  it('saves samples to look at', async () => {
+  it("saves samples to look at, each of its slot's size, the photo covering its box and the title inked where it belongs", async () => {
     const samples: [string, FlattenedNativeAd, SlotSize][] = [
       ['300x250', ad({ image: { url: server.url('/photo.jpg') } }), { w: 300, h: 250 }],
       ['600x200', ad({ image: { url: server.url('/photo.jpg') } }), { w: 600, h: 200 }],
@@ -227,15 +227,102 @@ describe('NativeAdRenderer', () => {
       ['600x200-rtl', { ...RTL, image: { url: server.url('/photo.jpg') } }, { w: 600, h: 200 }],
       ['728x90-text-only', ad(), { w: 728, h: 90 }],
     ];
+    // The photo as the image server drew it, and the title's colour (native-ad.layout.ts).
+    const source = drawPhoto();
+    const TITLE = [0x11, 0x18, 0x27];
     for (const [name, creative, size] of samples) {
       const result = await renderer.render(creative, size);
       if (!result.ok) {
         throw new Error(`${name}: ${result.reason}`);
       }
       writeFileSync(`${SAMPLES}/${name}.png`, result.png);
+      const image = await decoded(result.png);
+      expect([image.width, image.height], name).toEqual([size.w, size.h]);
+      const pixels = rgbaOf(image);
+      // Where the renderer put the parts, to look at the pixels there.
+      const { layout } = await drawNativeAd(creative, size, creative.image ? photo : undefined);
+      if (creative.image) {
+        // The photo scaled to cover its box, cropped evenly: compared with our own drawing of it.
+        const box = layout.image!;
+        expect(meanDifference(pixels, size.w, box, coverOf(source, box)), `${name} image`).toBeLessThan(12);
+      } else {
+        expect(layout.image, name).toBeUndefined();
+      }
+      // The title: pixels of its colour, in the text box only, starting at the box's reading edge.
+      const ink = pixelsNear(pixels, size, TITLE, 24);
+      expect(ink.length, `${name} title pixels`).toBeGreaterThan(30);
+      const box = layout.text;
+      expect(
+        ink.filter(([x, y]) => x < box.x || x >= box.x + box.w || y < box.y || y >= box.y + box.h),
+        `${name} title pixels outside the text box`,
+      ).toEqual([]);
+      // Nearer the reading edge of the box than the other: the right one for right-to-left.
+      const xs = ink.map(([x]) => x);
+      const [left, right] = [Math.min(...xs) - box.x, box.x + box.w - 1 - Math.max(...xs)];
+      expect(
+        name.endsWith('-rtl') ? right < left : left < right,
+        `${name}: ${left} from the left, ${right} from the right`,
+      ).toBe(true);
     }
   });
 });
+
+/** An image's RGBA bytes. */
+function rgbaOf(image: Image): Uint8ClampedArray {
+  const context = createCanvas(image.width, image.height).getContext('2d');
+  context.drawImage(image, 0, 0);
+  return context.getImageData(0, 0, image.width, image.height).data;
+}
+
+/** `photo` scaled to cover a box of `box`'s size and cropped evenly, as RGBA bytes. */
+function coverOf(photo: Canvas, box: Rect): Uint8ClampedArray {
+  const context = createCanvas(box.w, box.h).getContext('2d');
+  const scale = Math.max(box.w / photo.width, box.h / photo.height);
+  const [w, h] = [box.w / scale, box.h / scale];
+  context.drawImage(photo, (photo.width - w) / 2, (photo.height - h) / 2, w, h, 0, 0, box.w, box.h);
+  return context.getImageData(0, 0, box.w, box.h).data;
+}
+
+/** The mean difference per channel between the image's `box` and `expected`, 2 pixels in from its edges. */
+function meanDifference(
+  pixels: Uint8ClampedArray,
+  width: number,
+  box: Rect,
+  expected: Uint8ClampedArray,
+): number {
+  let sum = 0;
+  let count = 0;
+  for (let y = 2; y < box.h - 2; y++) {
+    for (let x = 2; x < box.w - 2; x++) {
+      const at = ((box.y + y) * width + box.x + x) * 4;
+      const want = (y * box.w + x) * 4;
+      for (let c = 0; c < 3; c++) {
+        sum += Math.abs(pixels[at + c] - expected[want + c]);
+        count += 1;
+      }
+    }
+  }
+  return sum / count;
+}
+
+/** The [x, y] of the pixels within `tolerance` of `colour` on every channel. */
+function pixelsNear(
+  pixels: Uint8ClampedArray,
+  size: SlotSize,
+  colour: number[],
+  tolerance: number,
+): [number, number][] {
+  const found: [number, number][] = [];
+  for (let y = 0; y < size.h; y++) {
+    for (let x = 0; x < size.w; x++) {
+      const at = (y * size.w + x) * 4;
+      if (colour.every((value, c) => Math.abs(pixels[at + c] - value) <= tolerance)) {
+        found.push([x, y]);
+      }
+    }
+  }
+  return found;
+}
 
 /** Pixels that are not white outside the boxes, leaving out the 1-pixel border. */
 function inkOutside(image: Image, boxes: Rect[]): number {
