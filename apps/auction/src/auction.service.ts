@@ -15,6 +15,7 @@ import { AUCTION_CONFIG, CATALOG } from './auction.tokens';
 import type { AdContext } from './core/ad-context';
 import { decideAuction, NoFillReason, settleAuction, type SettledAuction } from './core/auction';
 import type { BidRecord, Candidate, Creative } from './core/candidate';
+import { BookedDemand, deliveryCountersFor } from './core/booked-demand';
 import { CatalogDemand } from './core/catalog-demand';
 import { winnerDimensions, type WinnerDimensions } from './core/event-dimensions';
 import { PublicOrigin } from './public-origin.service';
@@ -39,6 +40,8 @@ export const FULL_AUCTION: DecideOptions = { rtb: true, direct: true };
 @Injectable()
 export class AuctionService implements OnApplicationShutdown {
   private readonly demand: CatalogDemand;
+  /** Bookings of direct campaigns: flights, targeting, goals, pace and caps (docs/direct-campaigns.md). */
+  readonly booked: BookedDemand;
   private readonly rtb: RtbDemand;
   private readonly client: BidderClient;
   /** Winner dimensions by candidate strategy and creative: the catalog lineage is looked up once. */
@@ -54,6 +57,7 @@ export class AuctionService implements OnApplicationShutdown {
       catalog,
       (creative) => `${origin.value}/creatives/${encodeURIComponent(creative.id)}.svg`,
     );
+    this.booked = new BookedDemand(catalog, deliveryCountersFor(config));
     this.client = new BidderClient({
       connectionsPerDsp: config.DSP_CONNECTIONS,
       maxResponseBytes: config.BID_RESPONSE_MAX_BYTES,
@@ -79,6 +83,7 @@ export class AuctionService implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.client.close();
+    await this.booked.counters.close();
   }
 
   /**
@@ -97,11 +102,21 @@ export class AuctionService implements OnApplicationShutdown {
     const rtb = options.rtb
       ? await this.rtb.collect(ctx, this.rtb.eligibleDsps(ctx), deadline, at)
       : { candidates: [], records: [] as BidRecord[], waitMs: 0 };
-    let paid: readonly Candidate[] = options.direct ? [...catalogDemand.paid, ...rtb.candidates] : [];
+    const screened = options.direct ? await this.booked.screen(ctx, catalogDemand.paid) : undefined;
+    let paid: readonly Candidate[] = screened ? [...screened.paid, ...rtb.candidates] : [];
     const refused = new Map<Candidate, string>();
     const pick = (pool: readonly Candidate[]) => pool[fnv1a32(viewerKey) % pool.length];
     for (;;) {
       const outcome = decideAuction(paid, catalogDemand.fill, at, pick);
+      if (
+        outcome.filled &&
+        screened &&
+        paid.includes(outcome.winner) &&
+        !(await this.booked.commit(outcome.winner, screened))
+      ) {
+        paid = paid.filter((c) => c !== outcome.winner);
+        continue;
+      }
       const creative = outcome.filled
         ? await this.creativeOf(ctx, outcome.winner, outcome.clearingMicros)
         : undefined;

@@ -54,3 +54,13 @@ export const dspHealth = once(
       labelNames: ['dsp'],
     }),
 );
+
+export const bookingSkips = once(
+  'adx_booking_skips_total',
+  () =>
+    new Counter({
+      name: 'adx_booking_skips_total',
+      help: 'Booked direct candidates left out of an auction, by strategy and reason (out_of_flight, targeting, cap_reached, goal_reached, paced, excluded)',
+      labelNames: ['strategy', 'reason'],
+    }),
+);
