@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
+import { createCanvas, loadImage, type Image } from '@napi-rs/canvas';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DspSimulator, LANDING_PAGE_TITLE } from '@app/dsp-simulator';
@@ -127,6 +128,19 @@ for (const mode of ['embedded'] as Mode[]) {
     const pageUrl = (recipient: string) => `${auctionUrl}/demo/newsletter?recipient=${recipient}`;
     const tagResponses = (slot: Slot) =>
       responses.filter((r) => r.url.startsWith(`${auctionUrl}/img/${slot.id}?`));
+    /** Where an element is on the whole page (a full-page screenshot's coordinates), in CSS pixels. */
+    const boxOf = (selector: string): Promise<Box> =>
+      page.locator(selector).evaluate((element) => {
+        const rect = element.getBoundingClientRect();
+        // In the browser: the test's TypeScript has no DOM library.
+        const view = globalThis as unknown as { scrollX: number; scrollY: number };
+        return {
+          x: Math.round(rect.left + view.scrollX),
+          y: Math.round(rect.top + view.scrollY),
+          w: Math.round(rect.width),
+          h: Math.round(rect.height),
+        };
+      });
     /** The sync chain's steps among responses: ours (`/sync`, `/s/...`) and each simulator's `/sync`. */
     const syncSteps = (seen: readonly SeenResponse[]) =>
       seen.flatMap((r) => {
@@ -267,10 +281,32 @@ for (const mode of ['embedded'] as Mode[]) {
       expect(pngSize(await png.response.body())).toEqual({ w: NATIVE.w, h: NATIVE.h });
     });
 
-    it('saves a full-page screenshot for people to look at', async () => {
+    it('saves a full-page screenshot for people to look at, which shows the page whole and our flattened native ad in its slot', async () => {
       const file = artifactPath('demo-newsletter.png');
-      const png = await page.screenshot({ path: file, fullPage: true });
-      expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+      const shot = await loadImage(await page.screenshot({ path: file, fullPage: true }));
+      const whole = await page.evaluate(() => {
+        const { documentElement } = (
+          globalThis as unknown as {
+            document: { documentElement: { scrollWidth: number; scrollHeight: number } };
+          }
+        ).document;
+        return { width: documentElement.scrollWidth, height: documentElement.scrollHeight };
+      });
+      expect([shot.width, shot.height]).toEqual([whole.width, whole.height]);
+      const pixels = rgbaOf(shot);
+
+      // The native slot's picture, where the page lays it out, is the PNG the exchange served.
+      const tag = tagResponses(NATIVE)[0];
+      const served = await loadImage(await responses.find((r) => r.url === tag.location)!.response.body());
+      const box = await boxOf(`section[data-slot="${NATIVE.id}"] img`);
+      expect([box.w, box.h]).toEqual([NATIVE.w, NATIVE.h]);
+      expect(meanDifference(pixels, shot.width, box, rgbaOf(served))).toBeLessThan(4);
+      // Each banner's place is drawn on, not left blank.
+      for (const slot of BANNERS) {
+        const banner = await boxOf(`section[data-slot="${slot.id}"] img`);
+        expect([banner.w, banner.h], slot.id).toEqual([slot.w, slot.h]);
+        expect(coloursIn(pixels, shot.width, banner), slot.id).toBeGreaterThan(2);
+      }
     });
 
     it("takes the reader who clicks an ad to the advertiser's landing page, in a new tab", async () => {
@@ -505,4 +541,50 @@ for (const mode of ['embedded'] as Mode[]) {
       );
     });
   });
+}
+
+/** An image's RGBA bytes. */
+function rgbaOf(image: Image): Uint8ClampedArray {
+  const context = createCanvas(image.width, image.height).getContext('2d');
+  context.drawImage(image, 0, 0);
+  return context.getImageData(0, 0, image.width, image.height).data;
+}
+
+interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** The mean difference per channel between a page's `box` and `expected`, an image of the box's size. */
+function meanDifference(
+  pixels: Uint8ClampedArray,
+  width: number,
+  box: Box,
+  expected: Uint8ClampedArray,
+): number {
+  let sum = 0;
+  for (let y = 0; y < box.h; y++) {
+    for (let x = 0; x < box.w; x++) {
+      const at = ((box.y + y) * width + box.x + x) * 4;
+      const want = (y * box.w + x) * 4;
+      for (let c = 0; c < 3; c++) {
+        sum += Math.abs(pixels[at + c] - expected[want + c]);
+      }
+    }
+  }
+  return sum / (box.w * box.h * 3);
+}
+
+/** How many distinct colours a page's `box` holds. */
+function coloursIn(pixels: Uint8ClampedArray, width: number, box: Box): number {
+  const colours = new Set<number>();
+  for (let y = 0; y < box.h; y++) {
+    for (let x = 0; x < box.w; x++) {
+      const at = ((box.y + y) * width + box.x + x) * 4;
+      colours.add((pixels[at] << 16) | (pixels[at + 1] << 8) | pixels[at + 2]);
+    }
+  }
+  return colours.size;
 }
