@@ -43,7 +43,7 @@ function racer(
         }
         resolve(JSON.parse(out.trim().split('\n').pop()!));
       } catch (error) {
-        reject(error as Error);
+        reject(error instanceof Error ? error : new Error(String(error)));
       }
     }),
   );
