@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '@app/catalog';
-import { BidLossReason, BidRejectionReason, LossCode } from '@app/openrtb';
+import { IMAGE_FETCH_FAILURES, NATIVE_RENDER_FAILURES } from '@app/native-render';
+import { BidLossReason, BidRejectionReason, LOSS_CODE_BY_REASON, LossCode } from '@app/openrtb';
 import type { AdContext } from './ad-context';
 import {
   clearingPrice,
@@ -212,4 +213,13 @@ describe('settleAuction: loss reasons, codes and notices', () => {
     expect(out.lossNotices).toHaveLength(MAX_LOSS_NOTICES_PER_DSP);
     expect(out.lossNoticesDropped).toBe(10 - MAX_LOSS_NOTICES_PER_DSP);
   });
+});
+
+describe('loss codes of the native image failures', () => {
+  it.each([...IMAGE_FETCH_FAILURES, ...NATIVE_RENDER_FAILURES])(
+    '%s, which rejects a native winner, has its code',
+    (reason) => {
+      expect(Object.hasOwn(LOSS_CODE_BY_REASON, reason)).toBe(true);
+    },
+  );
 });
