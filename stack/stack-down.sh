@@ -17,7 +17,15 @@ stop() {
   rm -f "$pidfile"
 }
 
-# `stack-down.sh kafka` stops one service; no argument stops them all.
+# `--cluster` (or STACK_TOPOLOGY=cluster) stops the cluster topology (stack/cluster-down.sh) instead.
+if [ "${1:-}" = --cluster ] || [ "${STACK_TOPOLOGY:-single}" = cluster ]; then
+  [ "${1:-}" = --cluster ] && shift
+  exec bash "$ROOT/stack/cluster-down.sh" "$@"
+fi
+
+# `stack-down.sh kafka` stops one service; no argument stops them all, and the cluster's servers
+# if it runs too.
+[ $# -eq 0 ] && [ -d "$STACK/cluster" ] && bash "$ROOT/stack/cluster-down.sh"
 for service in "${@:-kafka clickhouse redis}"; do
   for name in $service; do
     case "$name" in

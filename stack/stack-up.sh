@@ -7,6 +7,18 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STACK="${STACK_DIR:-$ROOT/.stack}"
 # shellcheck source=stack/stack.env
 source "$ROOT/stack/stack.env"
+# `--cluster` (or STACK_TOPOLOGY=cluster): ZooKeeper, 2 x 2 ClickHouse and 3 Kafka brokers instead,
+# from stack/cluster-up.sh (its own ports, stack/cluster.env, and state, .stack/cluster/).
+topology="${STACK_TOPOLOGY:-single}"
+args=()
+for arg in "$@"; do
+  if [ "$arg" = --cluster ]; then topology=cluster; else args+=("$arg"); fi
+done
+case "$topology" in
+  single) ;;
+  cluster) exec bash "$ROOT/stack/cluster-up.sh" "${args[@]}" ;;
+  *) printf '[stack] ERROR: STACK_TOPOLOGY=%s: single or cluster\n' "$topology" >&2; exit 2 ;;
+esac
 mkdir -p "$STACK"
 SERVICES=" ${*:-kafka clickhouse redis} "
 wants() { [[ "$SERVICES" == *" $1 "* ]]; }

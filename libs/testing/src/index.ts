@@ -12,3 +12,4 @@ export * from './reporting-fuzz';
 export * from './tier-oracle';
 export * from './ingest-process';
 export * from './sellers-json-schema';
+export * from './cluster-stack';

@@ -71,7 +71,8 @@ export class PrivateStack {
 
   private script(script: 'stack-up' | 'stack-down', services: readonly StackService[]): void {
     execFileSync('bash', [`stack/${script}.sh`, ...services], {
-      env: { ...process.env, STACK_DIR: this.dir, ...this.ports },
+      // Always the single-server topology, whatever STACK_TOPOLOGY the shell exported.
+      env: { ...process.env, STACK_TOPOLOGY: 'single', STACK_DIR: this.dir, ...this.ports },
       stdio: 'pipe',
       timeout: 240_000,
     });

@@ -1,0 +1,107 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from './private-stack';
+
+/** The ClickHouse nodes of the cluster topology: nodes 1-2 are shard 01, nodes 3-4 shard 02. */
+export const CLUSTER_CLICKHOUSE_NODES = [1, 2, 3, 4] as const;
+/** The Kafka brokers (KRaft node ids) of the cluster topology. */
+export const CLUSTER_KAFKA_NODES = [1, 2, 3] as const;
+/** The cluster's name in `remote_servers` (stack/clickhouse-cluster.xml). */
+export const CLUSTER_NAME = 'adx';
+
+/** The port variables of stack/cluster.env. */
+const CLUSTER_PORT_VARIABLES = [
+  'CLUSTER_ZK_PORT',
+  'CLUSTER_REDIS_PORT',
+  ...CLUSTER_CLICKHOUSE_NODES.flatMap((n) => [
+    `CLUSTER_CH${n}_HTTP_PORT`,
+    `CLUSTER_CH${n}_TCP_PORT`,
+    `CLUSTER_CH${n}_INTERSERVER_PORT`,
+  ]),
+  ...CLUSTER_KAFKA_NODES.flatMap((n) => [`CLUSTER_KAFKA${n}_PORT`, `CLUSTER_KAFKA${n}_CONTROLLER_PORT`]),
+];
+
+export type ClusterNode =
+  | 'zookeeper'
+  | 'redis'
+  | `clickhouse${(typeof CLUSTER_CLICKHOUSE_NODES)[number]}`
+  | `kafka${(typeof CLUSTER_KAFKA_NODES)[number]}`;
+
+/**
+ * A cluster topology of its own (stack/cluster-up.sh) for a test: its own data folder and ports,
+ * each `PRIVATE_<variable>` from the environment when set (e.g. `PRIVATE_CLUSTER_ZK_PORT`), else a
+ * free port the kernel picks, so that it never touches the development stack or its cluster.
+ */
+export class ClusterStack {
+  private constructor(
+    readonly dir: string,
+    readonly ports: Readonly<Record<string, string>>,
+  ) {}
+
+  static async create(name: string, env: NodeJS.ProcessEnv = process.env): Promise<ClusterStack> {
+    const ports: Record<string, string> = {};
+    const taken = new Set<string>();
+    for (const variable of CLUSTER_PORT_VARIABLES) {
+      let port = env[`PRIVATE_${variable}`];
+      // The kernel may hand a port it just handed (it was closed again): nineteen must differ.
+      while (port === undefined || taken.has(port)) {
+        port = String(await freePort());
+      }
+      taken.add(port);
+      ports[variable] = port;
+    }
+    return new ClusterStack(mkdtempSync(path.join(tmpdir(), `adx-${name}-cluster-`)), ports);
+  }
+
+  /** The HTTP address of one ClickHouse node. */
+  clickhouseUrl(node: (typeof CLUSTER_CLICKHOUSE_NODES)[number]): string {
+    return `http://127.0.0.1:${this.ports[`CLUSTER_CH${node}_HTTP_PORT`]}`;
+  }
+
+  /** The shard ClickHouse node `node` belongs to, as its `{shard}` macro spells it. */
+  static shardOf(node: (typeof CLUSTER_CLICKHOUSE_NODES)[number]): string {
+    return `0${Math.ceil(node / 2)}`;
+  }
+
+  kafkaBroker(node: (typeof CLUSTER_KAFKA_NODES)[number]): string {
+    return `127.0.0.1:${this.ports[`CLUSTER_KAFKA${node}_PORT`]}`;
+  }
+
+  get kafkaBrokers(): string[] {
+    return CLUSTER_KAFKA_NODES.map((n) => this.kafkaBroker(n));
+  }
+
+  /** Starts the named nodes (all when none) and waits until they answer. */
+  up(...nodes: ClusterNode[]): void {
+    this.script('cluster-up', nodes);
+  }
+
+  down(...nodes: ClusterNode[]): void {
+    this.script('cluster-down', nodes);
+  }
+
+  /** SIGKILL, the way a crash or the OOM killer stops a server: no shutdown of its own. */
+  kill(node: ClusterNode): void {
+    const pidFile = path.join(this.dir, 'cluster', node, `${node.replace(/\d$/, '')}.pid`);
+    process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGKILL');
+  }
+
+  /** Stops every node and removes the data folder. */
+  destroy(): void {
+    try {
+      this.down();
+    } finally {
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+
+  private script(script: 'cluster-up' | 'cluster-down', nodes: readonly ClusterNode[]): void {
+    execFileSync('bash', [`stack/${script}.sh`, ...nodes], {
+      env: { ...process.env, STACK_DIR: this.dir, ...this.ports },
+      stdio: 'pipe',
+      timeout: 300_000,
+    });
+  }
+}
