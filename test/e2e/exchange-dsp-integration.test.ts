@@ -82,9 +82,24 @@ async function metricSum(url: string, name: string, labels: Record<string, strin
     .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
 }
 
+/** The exchanges of this run the DSP integration page shows, by the name of their example. */
+const captured = new Map<string, unknown>();
+
 function writeExample(name: string, value: unknown): void {
+  captured.set(name, value);
   mkdirSync(EXAMPLES, { recursive: true });
   writeFileSync(path.join(EXAMPLES, `${name}.json`), `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** A JSON value's shape: its fields, in order, and their types; ids and prices may differ run to run. */
+function shape(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    return value.map(shape);
+  }
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value).map(([k, v]) => [k, shape(v)]);
+  }
+  return typeof value;
 }
 
 describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md)', () => {
@@ -94,8 +109,14 @@ describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md
   let auctionUrl: string;
   let readers = 0;
 
+  /** What a mail client reading the newsletter sends. */
+  const READER = {
+    'user-agent':
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148',
+    'accept-language': 'en-GB,en;q=0.8',
+  };
   const open = async (pathAndQuery: string) => {
-    const res = await request(`${auctionUrl}${pathAndQuery}`);
+    const res = await request(`${auctionUrl}${pathAndQuery}`, { headers: READER });
     await res.body.dump();
     return { status: res.statusCode, location: res.headers.location as string | undefined };
   };
@@ -170,7 +191,7 @@ describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md
     expect(validateBidRequestAgainstSchema(b)).toEqual([]);
     expect(b.regs).toEqual({ ext: { gdpr: 1, us_privacy: '1YNN' } });
     expect(b.user).toEqual({ ext: { consent } });
-    expect(b.device.ip).toBe('127.0.0.0');
+    expect(b.device).toMatchObject({ ip: '127.0.0.0', ua: READER['user-agent'], language: 'en-GB' });
     expect(b.source).toEqual({ tid: a.id, fd: 0, ext: { schain: a.source.schain } });
 
     // The billing notice at the first view, with every macro: second price 3.01 of a 5.00 bid.
@@ -276,6 +297,15 @@ describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md
     );
     expect(res.status).toBe(302);
     expect(res.location).toMatch(/\/creatives\/.+\.svg$/);
+  });
+
+  it('is what the DSP integration page shows, field for field', () => {
+    const doc = readFileSync(path.resolve(__dirname, '../../docs/dsp-integration.md'), 'utf8');
+    const examples = [...doc.matchAll(/<!-- example: ([\w.-]+) -->\n+```json\n([\s\S]*?)\n```/g)];
+    expect(examples.map(([, name]) => name).sort()).toEqual([...captured.keys()].sort());
+    for (const [, name, json] of examples) {
+      expect(shape(JSON.parse(json)), name).toEqual(shape(captured.get(name)));
+    }
   });
 
   it('serves sellers.json 1.0 built from the catalog', async () => {
