@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '@app/catalog';
-import { parseAdEvent, type AdEvent } from '@app/events';
+import { parseAdEvent, type AdEvent, type BidStatus } from '@app/events';
 import type { AdContext } from './ad-context';
-import { decisionDimensions } from './ad-decision';
-import { bidEvent, decisionEvent, DecisionEvents } from './auction-events';
+import { decisionDimensions, type AdDecision } from './ad-decision';
+import { baseEvent, decisionEvent, DecisionEvents } from './auction-events';
 import { decideAuction, settleAuction, type SettledAuction } from './auction';
 import type { BidRecord, Candidate } from './candidate';
-import { viewerDimensions, winnerDimensions } from './event-dimensions';
+import { viewerDimensions, winnerDimensions, type WinnerDimensions } from './event-dimensions';
 
 const catalog = loadCatalog();
 const { slot, template, publisher } = catalog.slotLineage('slot-1-1-2');
@@ -100,6 +100,33 @@ function settled(filled: boolean): SettledAuction {
     winnerDimensions: (c) => winnerDimensions(catalog, c),
     dspWaitMs: 20,
   });
+}
+
+/** A bid event built as an object, field by field: the reference the encoded ones are held to. */
+function bidEvent(
+  at: Date,
+  decision: AdDecision,
+  bid: {
+    dspId: string;
+    status: BidStatus;
+    reason?: string;
+    priceMicros?: number;
+    dealId?: string;
+    winner: WinnerDimensions;
+    lossCode?: number;
+  },
+): AdEvent {
+  return {
+    ...baseEvent('bid', at, { ...decision.context, ...bid.winner }),
+    auction_id: decision.auctionId,
+    user_id: decision.userId,
+    dsp_id: bid.dspId,
+    bid_status: bid.status,
+    reason: bid.reason,
+    price_micros: bid.priceMicros,
+    deal_id: bid.dealId,
+    loss_code: bid.lossCode,
+  };
 }
 
 /** An event without its random id, for comparison. */

@@ -169,7 +169,7 @@ export class DecisionEvents {
   }
 }
 
-/** An event built as an object (conversions, and the reference the encoded events are tested on). */
+/** An event built as an object: a conversion, rare enough not to need the encoded path. */
 export function encodeAdEvent(event: AdEvent): EncodedEvent {
   return { type: event.type, key: event.ad_slot_id, value: JSON.stringify(event) };
 }
@@ -201,32 +201,5 @@ export function decisionEvent(
     dsp_id: decision.dspId,
     deal_id: decision.dealId,
     price_micros: decision.dspId ? decision.clearingMicros : undefined,
-  };
-}
-
-/** A bid event as an object: the reference of the encoded ones. */
-export function bidEvent(
-  at: Date,
-  decision: AdDecision,
-  bid: {
-    dspId: string;
-    status: BidStatus;
-    reason?: string;
-    priceMicros?: number;
-    dealId?: string;
-    winner: WinnerDimensions;
-    lossCode?: number;
-  },
-): AdEvent {
-  return {
-    ...baseEvent('bid', at, { ...decision.context, ...bid.winner }),
-    auction_id: decision.auctionId,
-    user_id: decision.userId,
-    dsp_id: bid.dspId,
-    bid_status: bid.status,
-    reason: bid.reason,
-    price_micros: bid.priceMicros,
-    deal_id: bid.dealId,
-    loss_code: bid.lossCode,
   };
 }
