@@ -106,6 +106,7 @@ describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md
   let api: RunningReporting;
   let alpha: DspSimulator;
   let beta: DspSimulator;
+  let gamma: DspSimulator;
   let auctionUrl: string;
   let readers = 0;
 
@@ -131,6 +132,8 @@ describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md
       mtype: true,
     });
     beta = await DspSimulator.start({ seat: 'beta-1', priceCpm: { min: 3, max: 3 }, notices: true });
+    // Gamma's bids carry a lurl too, but its catalog entry does not ask for loss notices.
+    gamma = await DspSimulator.start({ seat: 'gamma-1', priceCpm: { min: 2, max: 2 }, notices: true });
     const catalog = writeTestCatalog((doc) => {
       Object.assign(doc.dsps[0], {
         endpoint: alpha.bidUrl,
@@ -139,6 +142,13 @@ describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md
         openrtbVersion: '2.6',
       });
       Object.assign(doc.dsps[1], { endpoint: beta.bidUrl, lossNotices: true, gvlVendorId: 6 });
+      doc.dsps.push({
+        id: 'dsp-gamma',
+        name: 'Gamma DSP',
+        endpoint: gamma.bidUrl,
+        dspAdvertiserId: '1003',
+        seats: [{ id: 'gamma-1', strategyId: doc.dsps[0].seats[0].strategyId }],
+      });
       for (const dsp of doc.dsps) {
         dsp.timeoutMs = 1000;
       }
@@ -156,6 +166,7 @@ describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md
     await api?.system.close();
     await alpha?.close();
     await beta?.close();
+    await gamma?.close();
   });
 
   it('sends each DSP its version, its privacy, the supply chain; bills the winner at the first view; tells the loser why', async () => {
@@ -229,6 +240,9 @@ describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md
       loss: '102',
     });
     expect(alpha.notices.filter((n) => n.kind === 'loss' && n.query.auction === a.id)).toEqual([]);
+    // Gamma lost too, but did not ask for loss notices.
+    expect(gamma.requests.some((r) => (r.body as { id: string }).id === a.id)).toBe(true);
+    expect(gamma.notices.filter((n) => n.query.auction === a.id)).toEqual([]);
     expect(
       (await metricSum(auctionUrl, 'adx_dsp_answers_total', {
         dsp: 'dsp-beta',
