@@ -63,6 +63,7 @@ describe('NativeImageFetcher', () => {
       await turns(20);
       expect(result).toBeUndefined();
       await vi.advanceTimersByTimeAsync(1);
+      await ioUntil(() => result !== undefined);
       await fetching;
       expect(result).toMatchObject({ ok: false, reason: 'image_timeout' });
     } finally {
