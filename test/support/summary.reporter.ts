@@ -1,4 +1,5 @@
-import type { Reporter, TestModule, UserConsoleLog } from 'vitest/node';
+import type { UserConsoleLog } from 'vitest';
+import type { Reporter, TestModule } from 'vitest/node';
 
 /** What `requireOrSkip` (@app/testing) prints when a suite cannot run. */
 const SKIPPED = /^SKIPPED: (.+?) is not available\s*$/m;
