@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import type { BidRequest } from './openrtb.types';
 import {
   PRIVACY_LIMITS,
+  TCF_LIMITS,
   TcfConsent,
+  isBoundedTcfCore,
   applyPrivacy,
   mayIdentifyUser,
   mergePrivacy,
@@ -119,6 +121,108 @@ describe('TcfConsent', () => {
       m.purposeOneTreatment = true;
     });
     expect(TcfConsent.decode(undisclosed)!.allowsStorage(2)).toBe(false);
+  });
+});
+
+/** A TCF v2 core segment written bit by bit: what a crafted string looks like. */
+function core(parts: { purposes: number[]; sections: Section[]; restrictions?: Section[] }): string {
+  let bits = '';
+  const put = (value: number, size: number) => {
+    bits += value.toString(2).padStart(size, '0');
+  };
+  put(2, 6);
+  // Created and last updated, then CMP id 10 and version 1 (the library wants them set), consent
+  // screen, language, vendor list version 150, policy version 2, and the flags and opt-ins.
+  bits += '0'.repeat(36 + 36);
+  put(10, 12);
+  put(1, 12);
+  bits += '0'.repeat(6 + 12);
+  put(150, 12);
+  put(2, 6);
+  bits += '0'.repeat(1 + 1 + 12);
+  bits += Array.from({ length: 24 }, (_, i) => (parts.purposes.includes(i + 1) ? '1' : '0')).join('');
+  bits += '0'.repeat(24 + 1 + 12);
+  const ranges = (entries: readonly (readonly [number, number])[]) => {
+    put(entries.length, 12);
+    for (const [start, end] of entries) {
+      put(1, 1);
+      put(start, 16);
+      put(end, 16);
+    }
+  };
+  for (const section of parts.sections) {
+    put(section.maxVendorId, 16);
+    put(1, 1);
+    ranges(section.ranges);
+  }
+  put(parts.restrictions?.length ?? 0, 12);
+  for (const restriction of parts.restrictions ?? []) {
+    put(1, 6);
+    put(0, 2);
+    ranges(restriction.ranges);
+  }
+  bits = bits.padEnd(Math.ceil(bits.length / 6) * 6, '0');
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  return (bits.match(/.{6}/g) ?? []).map((six) => alphabet[parseInt(six, 2)]).join('');
+}
+
+interface Section {
+  readonly maxVendorId: number;
+  readonly ranges: readonly (readonly [number, number])[];
+}
+
+describe('TcfConsent against crafted strings: bounded work before the library decodes', () => {
+  const all = (maxVendorId: number): Section => ({ maxVendorId, ranges: [[1, maxVendorId]] });
+
+  it('decodes a well-formed string covering every vendor of a large list', () => {
+    const text = core({ purposes: [1, 2], sections: [all(1500), all(1500)] });
+    expect(isBoundedTcfCore(text)).toBe(true);
+    expect(TcfConsent.decode(text)?.allowsStorage(2)).toBe(true);
+    expect(TcfConsent.decode(text)?.allowsStorage(1501)).toBe(false);
+  });
+
+  it.each([
+    [
+      'ranges that cover the whole id space again and again',
+      {
+        purposes: [1],
+        sections: [
+          {
+            maxVendorId: TCF_LIMITS.maxVendorId,
+            ranges: Array.from({ length: 300 }, () => [1, TCF_LIMITS.maxVendorId] as const),
+          },
+          all(10),
+        ],
+      },
+    ],
+    ['a vendor id past the bound', { purposes: [1], sections: [all(TCF_LIMITS.maxVendorId + 1), all(10)] }],
+    [
+      'a range ending before it starts',
+      { purposes: [1], sections: [{ maxVendorId: 100, ranges: [[50, 10]] }, all(10)] },
+    ],
+    [
+      "a range past the section's max vendor id",
+      { purposes: [1], sections: [{ maxVendorId: 100, ranges: [[1, 200]] }, all(10)] },
+    ],
+    [
+      'publisher restrictions over the whole id space',
+      {
+        purposes: [1],
+        sections: [all(10), all(10)],
+        restrictions: Array.from({ length: 20 }, () => all(TCF_LIMITS.maxVendorId)),
+      },
+    ],
+  ])('refuses %s: consent to nothing', (_name, parts) => {
+    const text = core(parts as Parameters<typeof core>[0]);
+    expect(text.length).toBeLessThanOrEqual(PRIVACY_LIMITS.consentLength);
+    expect(isBoundedTcfCore(text)).toBe(false);
+    expect(TcfConsent.decode(text)).toBeUndefined();
+  });
+
+  it('refuses a truncated string before the library reads past its end', () => {
+    const text = core({ purposes: [1], sections: [all(1500), all(1500)] });
+    expect(isBoundedTcfCore(text.slice(0, 40))).toBe(false);
+    expect(isBoundedTcfCore(text.slice(0, -3))).toBe(false);
   });
 });
 

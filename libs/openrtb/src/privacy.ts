@@ -105,6 +105,129 @@ export function mergePrivacy(
 const STORAGE_PURPOSE = 1;
 
 /**
+ * The longest core segment decoded: decoding costs more than linear time in a string's length, and
+ * garbage near the 4,096 characters of the parameter's limit costs many times a real string
+ * (bench/journal/exchange.md, "TCF consent decoding"). A core segment holds the consents and the
+ * publisher restrictions: a few hundred characters for a real string, some 1,100 for Prebid
+ * Server's longest test string with restrictions.
+ */
+export const MAX_TCF_CORE_LENGTH = 2048;
+
+/**
+ * Bounds of what a core segment may make the library do. The reference decoder sets every vendor id
+ * a range covers, one by one: a few hundred characters of crafted ranges (1 to 65,535, again and
+ * again) cost it seconds of CPU (bench/journal/exchange.md, "TCF consent decoding"). The Global
+ * Vendor List's ids are under 1,500; real strings cover a few thousand ids in all.
+ */
+export const TCF_LIMITS = { maxVendorId: 10_000, coveredVendorIds: 50_000 } as const;
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** Reads a base64url string bit by bit, most significant first, as TCF strings are written. */
+class BitReader {
+  private at = 0;
+  private readonly bits: number;
+
+  constructor(private readonly text: string) {
+    this.bits = text.length * 6;
+  }
+
+  /** The next `count` bits as a number (at most 36, below 2^53), or undefined past the end. */
+  read(count: number): number | undefined {
+    if (this.at + count > this.bits) {
+      return undefined;
+    }
+    let value = 0;
+    for (let i = 0; i < count; i += 1, this.at += 1) {
+      const sextet = BASE64URL.indexOf(this.text[Math.floor(this.at / 6)]);
+      value = value * 2 + ((sextet >> (5 - (this.at % 6))) & 1);
+    }
+    return value;
+  }
+
+  skip(count: number): boolean {
+    this.at += count;
+    return this.at <= this.bits;
+  }
+}
+
+/** The ids a vendor range section covers, or undefined when it is truncated or out of bounds. */
+function rangeEntries(reader: BitReader, maxId: number): number | undefined {
+  const entries = reader.read(12);
+  if (entries === undefined) {
+    return undefined;
+  }
+  let covered = 0;
+  for (let i = 0; i < entries; i += 1) {
+    const isRange = reader.read(1);
+    const start = reader.read(16);
+    const end = isRange === 1 ? reader.read(16) : start;
+    if (start === undefined || end === undefined || start < 1 || end < start || end > maxId) {
+      return undefined;
+    }
+    covered += end - start + 1;
+  }
+  return covered;
+}
+
+/** The ids a vendor section (consents or legitimate interests) covers, or undefined. */
+function vendorSection(reader: BitReader): number | undefined {
+  const maxVendorId = reader.read(16);
+  const isRange = reader.read(1);
+  if (maxVendorId === undefined || isRange === undefined || maxVendorId > TCF_LIMITS.maxVendorId) {
+    return undefined;
+  }
+  if (isRange === 0) {
+    return reader.skip(maxVendorId) ? maxVendorId : undefined;
+  }
+  return rangeEntries(reader, maxVendorId);
+}
+
+/**
+ * Whether a TCF v2 core segment is well formed and within TCF_LIMITS, read in time linear in its
+ * length, before the library decodes it: version 2, every section present, every vendor id under
+ * the bound, every range ordered, and the ids all ranges cover within the bound. The fields' sizes
+ * are those of the TCF v2 core string (version 6 bits, created and last updated 36 each, and so on
+ * to the publisher restrictions).
+ */
+export function isBoundedTcfCore(core: string): boolean {
+  const reader = new BitReader(core);
+  if (reader.read(6) !== 2) {
+    return false;
+  }
+  // Created, LastUpdated, CmpId, CmpVersion, ConsentScreen, ConsentLanguage, VendorListVersion,
+  // TcfPolicyVersion, IsServiceSpecific, UseNonStandardTexts, SpecialFeatureOptIns,
+  // PurposesConsent, PurposesLITransparency, PurposeOneTreatment, PublisherCC.
+  if (!reader.skip(36 + 36 + 12 + 12 + 6 + 12 + 12 + 6 + 1 + 1 + 12 + 24 + 24 + 1 + 12)) {
+    return false;
+  }
+  let covered = 0;
+  for (const section of [vendorSection(reader), vendorSection(reader)]) {
+    if (section === undefined) {
+      return false;
+    }
+    covered += section;
+  }
+  const restrictions = reader.read(12);
+  if (restrictions === undefined) {
+    return false;
+  }
+  for (let i = 0; i < restrictions; i += 1) {
+    // PurposeId and RestrictionType, then the vendors restricted.
+    const vendors = reader.skip(6 + 2) ? rangeEntries(reader, TCF_LIMITS.maxVendorId) : undefined;
+    if (vendors === undefined) {
+      return false;
+    }
+    covered += vendors;
+  }
+  return covered <= TCF_LIMITS.coveredVendorIds;
+}
+
+/** Decoded strings, by core segment: a reader's reopens and clicks carry the same string. */
+const DECODED = new Map<string, TcfConsent | null>();
+const MAX_DECODED = 1024;
+
+/**
  * A decoded TCF v2 string, reduced to what the exchange asks of it: whether a vendor may store and
  * access information on the device (purpose 1).
  */
@@ -119,13 +242,34 @@ export class TcfConsent {
     if (consent === undefined || consent.length > PRIVACY_LIMITS.consentLength || !TCF_STRING.test(consent)) {
       return undefined;
     }
-    let model: TCModel;
-    try {
-      model = TCString.decode(consent);
-    } catch {
+    // Only the core segment says what we ask: the disclosed vendors and the publisher's own
+    // purposes (the other segments) are not decoded.
+    const core = consent.split('.', 1)[0];
+    if (core.length > MAX_TCF_CORE_LENGTH) {
       return undefined;
     }
-    return model.version === 2 ? new TcfConsent(model) : undefined;
+    let decoded = DECODED.get(core);
+    if (decoded === undefined) {
+      decoded = TcfConsent.decodeCore(core);
+      if (DECODED.size >= MAX_DECODED) {
+        DECODED.clear();
+      }
+      DECODED.set(core, decoded);
+    }
+    return decoded ?? undefined;
+  }
+
+  private static decodeCore(core: string): TcfConsent | null {
+    if (!isBoundedTcfCore(core)) {
+      return null;
+    }
+    let model: TCModel;
+    try {
+      model = TCString.decode(core);
+    } catch {
+      return null;
+    }
+    return model.version === 2 ? new TcfConsent(model) : null;
   }
 
   /**
