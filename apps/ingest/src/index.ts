@@ -4,3 +4,4 @@ export * from './ingest.service';
 export * from './store-maintenance.service';
 export * from './ingest.tokens';
 export * from './event-bus.transport';
+export * from './ingest-progress';
