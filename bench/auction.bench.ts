@@ -153,6 +153,8 @@ async function runSimulator(json: string): Promise<void> {
 
 interface Series {
   latency: number[];
+  /** Open loop: how late the generator sent each request (its own lag), ms. */
+  sendDelay: number[];
   dsp: number[];
   total: number[];
   overhead: number[];
@@ -161,7 +163,15 @@ interface Series {
 }
 
 function newSeries(): Series {
-  return { latency: [], dsp: [], total: [], overhead: [], statuses: new Map(), withoutTiming: 0 };
+  return {
+    latency: [],
+    sendDelay: [],
+    dsp: [],
+    total: [],
+    overhead: [],
+    statuses: new Map(),
+    withoutTiming: 0,
+  };
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -596,6 +606,7 @@ async function openLoad(
   let errors = 0;
   let timeouts = 0;
   const fire = (due: number) => {
+    series.sendDelay.push(performance.now() - due);
     const call = pool
       .request({
         path: nextPath(),
@@ -970,6 +981,8 @@ async function main(): Promise<void> {
       non2xx: result.autocannon.non2xx,
     },
     latencyMs: stats(series.latency),
+    /** Open loop: how late the load generator itself sent the requests (it shares the machine). */
+    generatorSendDelayMs: series.sendDelay.length > 0 ? stats(series.sendDelay) : undefined,
     overheadMs: stats(series.overhead),
     serverTotalMs: stats(series.total),
     dspWaitMs: stats(series.dsp),
