@@ -8,6 +8,11 @@ import { catalogFrom, eventBusFrom, startHttpApp, stateStoreFrom } from '@app/ru
 import { AuctionConfig, auctionWorkers } from './auction.config';
 import { AD_TAG_PATHS, AuctionModule } from './auction.module';
 
+/**
+ * The listen backlog: under overload a stalled process must leave new connections waiting, not
+ * dropped (a dropped SYN is retried by the client only a second later, then three).
+ */
+const LISTEN_BACKLOG = 4096;
 /** How long the primary waits for its workers to close before it ends them. */
 const SHUTDOWN_WAIT_MS = 15_000;
 /** A worker that died is started again after this pause (a crash loop stays slow). */
@@ -41,6 +46,7 @@ async function main(): Promise<void> {
       logger,
       name: 'auction',
       highVolumePaths: AD_TAG_PATHS,
+      backlog: LISTEN_BACKLOG,
     },
   );
   // Exits once everything is closed (events flushed, connections ended), which is also when a

@@ -15,6 +15,11 @@ export interface HttpAppOptions {
   readonly name: string;
   /** Paths whose successful requests are logged at debug level (high-volume endpoints). */
   readonly highVolumePaths?: RegExp;
+  /**
+   * Connections the kernel holds for the app while its event loop is busy (the listen backlog;
+   * Linux caps it at `net.core.somaxconn`). Node's default is 511.
+   */
+  readonly backlog?: number;
   /** Microservice transports of the app, started before the HTTP server and closed with the app. */
   readonly transports?: readonly CustomTransportStrategy[];
 }
@@ -48,7 +53,13 @@ export async function startHttpApp(module: unknown, options: HttpAppOptions): Pr
       app.connectMicroservice({ strategy }, { inheritAppConfig: true });
     }
     await app.startAllMicroservices();
-    await app.listen(options.port, options.host);
+    // Nest hands every argument on to the server's listen(port, host, backlog); its types name two.
+    const listen = app.listen.bind(app) as unknown as (
+      port: number,
+      host: string,
+      backlog: number,
+    ) => Promise<unknown>;
+    await listen(options.port, options.host, options.backlog ?? 511);
     appLogger.info({ url: `http://${options.host}:${listeningPort(app)}` }, 'listening');
     return app;
   });
