@@ -5,64 +5,56 @@ import { AUCTION_CONFIG } from '../auction.tokens';
 
 /** How often the event loop's lag is sampled, ms. */
 const SAMPLE_MS = 10;
-/** On a sample over the target, the share of auctions let through is cut by this factor... */
-const DECREASE = 0.7;
-/** ...and on one under it, raised by this much: from none to all in 200 ms of a quiet loop. */
+/** On a sample over the target, the limit falls to this share of the auctions then in flight... */
+const DECREASE = 0.8;
+/** ...and on one under it, while the limit binds, it rises by this share (at least one auction). */
 const INCREASE = 0.05;
+/** A slot whose only demand is RTB has this much more room under the limit (plus one). */
+const RTB_ONLY_ROOM = 1.5;
 
 export enum ShedReason {
   /** The event loop runs late: answers would be read after their auction's timer. */
   Overload = 'overload',
-  /** Too many auctions already wait for DSPs. */
+  /** `AUCTION_MAX_IN_FLIGHT` auctions already wait for DSPs. */
   InFlight = 'in_flight',
 }
 
 /**
- * Decides whether a new auction may ask the DSPs. An event loop that runs behind fires the auctions' timers
- * late and reads the DSPs' answers later still, so that past saturation every auction waits longer and loses
- * more answers (the collapse measured in bench/journal/exchange.md). The loop's lag is sampled every 10 ms;
- * each sample over `AUCTION_SHED_LAG_MS` cuts the share of new auctions let through (multiplicatively), each
- * sample under it raises the share (additively), so that the share settles where the loop keeps up. A request
- * not let through is decided at once on direct, house and fallback demand (an ad, never an error) and counted
- * in `adx_auctions_shed_total`.
+ * Decides whether a new auction may ask the DSPs. An event loop that runs behind fires the
+ * auctions' timers late and reads the DSPs' answers later still, so that past saturation every
+ * auction waits longer and loses more answers (the collapse measured in
+ * bench/journal/exchange.md). What an auction costs follows the auctions in flight, so those are
+ * what is limited: the loop's lag is sampled every 10 ms; a sample over `AUCTION_SHED_LAG_MS` cuts
+ * the limit to 80 % of the auctions then in flight, a sample under it, while the limit binds, raises
+ * it by 5 % (at least one), never past `AUCTION_MAX_IN_FLIGHT`. A new auction past the limit is not
+ * run: the request is decided at once on direct, house and fallback demand (an ad, never an
+ * error) and counted in `adx_auctions_shed_total`. A slot whose only demand is RTB, which that
+ * would leave empty, has half again the room (and gets the transparent pixel when shed).
  */
 @Injectable()
 export class LoadShedder implements OnApplicationShutdown {
-  private share = 1;
-  private credit = 0;
-  private rtbOnlyCredit = 0;
+  private limit: number;
   private inFlight = 0;
   private lagMs = 0;
   private timer?: NodeJS.Timeout;
 
   constructor(@Inject(AUCTION_CONFIG) private readonly config: AuctionConfig) {
+    this.limit = config.AUCTION_MAX_IN_FLIGHT;
     if (config.AUCTION_SHED_LAG_MS > 0) {
       this.sample(performance.now());
     }
   }
 
   /**
-   * True when the auction may ask the DSPs; then `release()` must follow when it is over. A slot
-   * with no other demand of its size (`fallback` false) would be left empty without its auction:
-   * it is let through more often (the square root of the share: 0.7 when a half of the others
-   * go, 0.3 when a tenth do), and answered with the transparent pixel when shed.
+   * True when the auction may ask the DSPs; then `release()` must follow when it is over.
+   * `fallback`: the slot has direct, house or fallback demand to show instead.
    */
   admit(fallback: boolean): boolean {
-    if (this.inFlight >= this.config.AUCTION_MAX_IN_FLIGHT) {
-      auctionsShed.inc({ reason: ShedReason.InFlight });
+    const max = this.config.AUCTION_MAX_IN_FLIGHT;
+    const room = fallback ? this.limit : Math.min(max, this.limit * RTB_ONLY_ROOM + 1);
+    if (this.inFlight >= room) {
+      auctionsShed.inc({ reason: this.inFlight >= max ? ShedReason.InFlight : ShedReason.Overload });
       return false;
-    }
-    if (this.share < 1) {
-      const due = fallback ? (this.credit += this.share) : (this.rtbOnlyCredit += Math.sqrt(this.share));
-      if (due < 1) {
-        auctionsShed.inc({ reason: ShedReason.Overload });
-        return false;
-      }
-      if (fallback) {
-        this.credit -= 1;
-      } else {
-        this.rtbOnlyCredit -= 1;
-      }
     }
     this.inFlight += 1;
     return true;
@@ -72,9 +64,9 @@ export class LoadShedder implements OnApplicationShutdown {
     this.inFlight -= 1;
   }
 
-  /** The share of new auctions let through now (1: all), and the last lag measured, ms. */
-  state(): { share: number; lagMs: number; inFlight: number } {
-    return { share: this.share, lagMs: this.lagMs, inFlight: this.inFlight };
+  /** The limit on auctions in flight now, the auctions in flight, and the last lag measured, ms. */
+  state(): { limit: number; inFlight: number; lagMs: number } {
+    return { limit: this.limit, inFlight: this.inFlight, lagMs: this.lagMs };
   }
 
   onApplicationShutdown(): void {
@@ -86,10 +78,14 @@ export class LoadShedder implements OnApplicationShutdown {
       const now = performance.now();
       this.lagMs = Math.max(0, now - expected);
       eventLoopLag.observe(this.lagMs / 1000);
-      this.share =
-        this.lagMs > this.config.AUCTION_SHED_LAG_MS
-          ? this.share * DECREASE
-          : Math.min(1, this.share + INCREASE);
+      if (this.lagMs > this.config.AUCTION_SHED_LAG_MS) {
+        this.limit = Math.max(1, Math.min(this.limit, this.inFlight) * DECREASE);
+      } else if (this.inFlight >= this.limit - 1) {
+        this.limit = Math.min(
+          this.config.AUCTION_MAX_IN_FLIGHT,
+          this.limit + Math.max(1, this.limit * INCREASE),
+        );
+      }
       this.sample(now + SAMPLE_MS);
     }, SAMPLE_MS);
     this.timer.unref();
