@@ -183,15 +183,13 @@ describe('extractMarkup', () => {
     ).toBe(true);
   });
 
-  it('stays linear and does not overflow on deeply nested markup', () => {
+  it('does not overflow on deeply nested markup (linearity: markup.extractor.linear.spec.ts)', () => {
     const depth = 10_000;
     const nested = `${'<a href="https://x.example/">'.repeat(depth)}<img src="${IMAGE}">`;
-    const started = performance.now();
     expect(extractMarkup(nested.slice(0, MAX_MARKUP_BYTES))).toMatchObject({ ok: false });
     expect(extractMarkup(`${'<div>'.repeat(12_000)}${BASIC}`)).toEqual(ok(CLICK, IMAGE));
     const anchors = `${'<a href="https://x.example/">'.repeat(2_000)}<img src="${IMAGE}">`;
     expect(extractMarkup(anchors)).toEqual(ok('https://x.example/', IMAGE));
-    expect(performance.now() - started).toBeLessThan(2_000);
   });
 });
 
