@@ -12,7 +12,11 @@ const SHUTDOWN_WAIT_MS = 5000;
 /**
  * Hands the exchange's events to the event bus in small batches per topic, so that an ad request
  * costs a buffer push rather than a bus round trip, and the answer to the viewer never waits for
- * the bus. `flush()` sends what is buffered and resolves once the bus accepted it.
+ * the bus. One batch per topic is in flight at a time: what comes meanwhile waits and goes in the
+ * next batch, so that batches grow with the load instead of piling up in the bus's queue (at 400
+ * ad requests a second from two workers, a batch every 5 ms per topic left thousands of sends
+ * waiting for Kafka's producer locks, which timed out to the spool). `flush()` sends what is
+ * buffered and resolves once the bus accepted it.
  */
 @Injectable()
 export class EventPublisher implements OnApplicationShutdown {
@@ -21,6 +25,8 @@ export class EventPublisher implements OnApplicationShutdown {
   private buffered = 0;
   private timer?: NodeJS.Timeout;
   private sending = new Set<Promise<void>>();
+  /** Topics with a batch in flight. */
+  private readonly busy = new Set<string>();
   /** Requests being served, whose events are still to come. */
   private readonly serving = new Set<Promise<unknown>>();
 
@@ -56,8 +62,8 @@ export class EventPublisher implements OnApplicationShutdown {
   }
 
   async flush(): Promise<void> {
-    this.send();
-    while (this.sending.size > 0) {
+    while (this.buffered > 0 || this.sending.size > 0) {
+      this.send();
       await Promise.all([...this.sending]);
     }
   }
@@ -75,13 +81,13 @@ export class EventPublisher implements OnApplicationShutdown {
   private send(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.buffered === 0) {
-      return;
-    }
-    const batches = this.buffer;
-    this.buffer = new Map();
-    this.buffered = 0;
-    for (const [topic, messages] of batches) {
+    for (const [topic, messages] of this.buffer) {
+      if (this.busy.has(topic)) {
+        continue;
+      }
+      this.buffer.delete(topic);
+      this.buffered -= messages.length;
+      this.busy.add(topic);
       const sent = this.bus
         .publish(topic, messages)
         .catch((error: unknown) => {
@@ -90,7 +96,14 @@ export class EventPublisher implements OnApplicationShutdown {
             `${messages.length} event(s) of ${topic} not accepted: ${(error as Error).message}`,
           );
         })
-        .finally(() => this.sending.delete(sent));
+        .finally(() => {
+          this.sending.delete(sent);
+          this.busy.delete(topic);
+          // What came while this batch was in flight goes now, as one batch.
+          if (this.buffer.has(topic)) {
+            this.send();
+          }
+        });
       this.sending.add(sent);
     }
   }
