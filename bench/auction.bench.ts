@@ -18,6 +18,7 @@ import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { Pool, request } from 'undici';
 import { DEMO_CATALOG_PATH } from '@app/catalog';
+import { unframe, type DeliveredMessage } from '@app/events';
 import { DspSimulator, type DspSimulatorStats } from '@app/dsp-simulator';
 import { freePort, STACK } from '@app/testing';
 
@@ -1168,21 +1169,48 @@ async function redisUsage(counters: Record<string, number>) {
 }
 
 /**
- * Messages on each of the run's Kafka topics against what the auction counted: every ad request
- * an impression (or nothing, unfilled), every DSP answer a bid, every win a win. Topics deleted after.
+ * Events on each of the run's Kafka topics (read back from the beginning, frames unpacked) against
+ * what the auction counted: every view an impression, every DSP answer a bid, every win a win,
+ * every decision an auction. Topics deleted after.
  */
 async function kafkaCounts(counters: Record<string, number>) {
-  const admin = new Kafka({ brokers: STACK.kafkaBrokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  const kafka = new Kafka({ brokers: STACK.kafkaBrokers.split(','), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
   await admin.connect();
+  const consumer = kafka.consumer({ groupId: `${RUN_ID}-count` });
   try {
     const topics = (await admin.listTopics()).filter((t) => t.startsWith(KAFKA_PREFIX));
-    const counts: Record<string, number> = {};
+    const counts: Record<string, number> = Object.fromEntries(
+      topics.map((t) => [t.slice(KAFKA_PREFIX.length), 0]),
+    );
+    // What is left to read, per topic and partition: up to the end as it is now.
+    const pending = new Map<string, number>();
     for (const topic of topics) {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      counts[topic.slice(KAFKA_PREFIX.length)] = offsets.reduce(
-        (n, o) => n + Number(o.high) - Number(o.low),
-        0,
-      );
+      for (const o of await admin.fetchTopicOffsets(topic)) {
+        if (Number(o.high) > Number(o.low)) {
+          pending.set(`${topic}/${o.partition}`, Number(o.high) - 1);
+        }
+      }
+    }
+    await consumer.connect();
+    await consumer.subscribe({ topics, fromBeginning: true });
+    await consumer.run({
+      eachBatch: async ({ batch }) => {
+        for (const message of batch.messages) {
+          const out: DeliveredMessage[] = [];
+          unframe(message, out);
+          counts[batch.topic.slice(KAFKA_PREFIX.length)] += out.length;
+        }
+        const last = Number(batch.lastOffset());
+        const key = `${batch.topic}/${batch.partition}`;
+        if ((pending.get(key) ?? -1) <= last) {
+          pending.delete(key);
+        }
+      },
+    });
+    const deadline = Date.now() + 300_000;
+    while (pending.size > 0 && Date.now() < deadline) {
+      await sleep(200);
     }
     const sum = (pattern: RegExp) =>
       Object.entries(counters)
@@ -1194,13 +1222,16 @@ async function kafkaCounts(counters: Record<string, number>) {
       'adx.win': sum(/^adx_dsp_answers_total\{status="won"/),
       'adx.auction': sum(/^adx_ad_requests_total\{endpoint="img",result="(unique|unfilled)"/),
     };
+    await consumer.disconnect();
     await admin.deleteTopics({ topics }).catch(() => undefined);
     return {
-      messages: counts,
+      events: counts,
       expectedFromCounters: expected,
+      unread: [...pending.keys()],
       publishFailures: sum(/^adx_event_publish_failures_total/),
     };
   } finally {
+    await consumer.disconnect().catch(() => undefined);
     await admin.disconnect();
   }
 }
