@@ -1170,8 +1170,8 @@ async function redisUsage(counters: Record<string, number>) {
 
 /**
  * Events on each of the run's Kafka topics (read back from the beginning, frames unpacked) against
- * what the auction counted: every view an impression, every DSP answer a bid, every win a win,
- * every decision an auction. Topics deleted after.
+ * what the auction counted: every view an impression, every DSP answer a bid, every filled decision
+ * a win, every decision an auction (every request of the bench is a new reader). Topics deleted after.
  */
 async function kafkaCounts(counters: Record<string, number>) {
   const kafka = new Kafka({ brokers: STACK.kafkaBrokers.split(','), logLevel: logLevel.NOTHING });
@@ -1219,7 +1219,8 @@ async function kafkaCounts(counters: Record<string, number>) {
     const expected = {
       'adx.impression': sum(/^adx_ad_requests_total\{endpoint="img",result="(unique|reopen)"/),
       'adx.bid': sum(/^adx_dsp_answers_total/),
-      'adx.win': sum(/^adx_dsp_answers_total\{status="won"/),
+      // A win for every filled decision, catalog demand's too: each viewed once, by its own request.
+      'adx.win': sum(/^adx_ad_requests_total\{endpoint="img",result="unique"/),
       'adx.auction': sum(/^adx_ad_requests_total\{endpoint="img",result="(unique|unfilled)"/),
     };
     await consumer.disconnect();
