@@ -15,6 +15,9 @@ class SlowBus implements EventBus {
     throw new Error('not used');
   }
   async drain(): Promise<void> {}
+  pending(): Promise<boolean> {
+    return Promise.resolve(this.batches.length > 0);
+  }
   async close(): Promise<void> {}
 }
 
