@@ -137,15 +137,16 @@ export class AuctionConfig extends BaseSettings {
   AD_TAG_LOG_EVERY = 1000;
 
   /**
-   * Event loop lag past which new auctions are shed to direct, house and fallback demand (no RTB),
-   * ms; 0 turns shedding off. Keep it well under tmax: the lag delays every DSP answer's reading.
+   * Event loop lag, ms, past which the limit on auctions in flight is cut (new ones past it are
+   * shed to direct, house and fallback demand, no RTB); 0 turns shedding off. Keep it well under
+   * tmax: the lag delays the reading of every DSP answer.
    */
   @IsInt()
   @Min(0)
   @Max(1000)
   AUCTION_SHED_LAG_MS = 20;
 
-  /** Auctions waiting for DSPs at once, past which a new one is shed. */
+  /** Auctions waiting for DSPs at once past which a new one is shed whatever the lag (the limit's ceiling). */
   @IsInt()
   @Min(1)
   @Max(1_000_000)
