@@ -8,18 +8,9 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STACK="${STACK_DIR:-$ROOT/.stack}"
 C="$STACK/cluster"
 
-stop() {
-  local name=$1 pidfile=$2
-  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
-    local pid
-    pid=$(cat "$pidfile")
-    kill "$pid"
-    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
-    printf '[cluster] stopped %s\n' "$name"
-  fi
-  rm -f "$pidfile"
-}
+STACK_TAG=cluster STACK_LOGS=""
+# shellcheck source=stack/stack-lib.sh
+source "$ROOT/stack/stack-lib.sh"
 
 NODES=()
 for arg in "${@:-kafka clickhouse zookeeper redis}"; do

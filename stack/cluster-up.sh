@@ -15,26 +15,9 @@ C="$STACK/cluster"
 source "$ROOT/stack/cluster.env"
 mkdir -p "$C"
 
-say() { printf '[cluster] %s\n' "$*"; }
-die() { printf '[cluster] ERROR: %s\n' "$*" >&2; exit 1; }
-running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-refuse_taken() {
-  local var
-  for var in "$@"; do
-    if port_open "${!var}"; then
-      die "$var=${!var} is held by a process stack:up did not start: stop it or set $var to a free port"
-    fi
-  done
-}
-wait_for() {
-  local what=$1 check=$2 tries=${3:-120}
-  for _ in $(seq "$tries"); do
-    if eval "$check" >/dev/null 2>&1; then return 0; fi
-    sleep 0.5
-  done
-  die "$what did not answer in time (see $C/*/log)"
-}
+STACK_TAG=cluster STACK_LOGS="$C/*/log"
+# shellcheck source=stack/stack-lib.sh
+source "$ROOT/stack/stack-lib.sh"
 zk_ok() { (exec 3<>"/dev/tcp/127.0.0.1/$CLUSTER_ZK_PORT" && printf ruok >&3 && grep -q imok <&3); }
 
 # Which nodes: "clickhouse" means all four, "kafka" all three.
@@ -58,14 +41,7 @@ if wants redis; then command -v redis-server >/dev/null || die "redis-server mis
 # --- Java jars: Kafka's, which include ZooKeeper's -------------------------------------------
 if wants zookeeper || wants_any kafka; then
   command -v java >/dev/null || die "java (17+) is needed for Kafka and ZooKeeper"
-  KLIBS="${KAFKA_LIBS_DIR:-$ROOT/.stack/kafka-libs}"
-  if [ ! -f "$KLIBS/.complete" ]; then
-    command -v mvn >/dev/null || die "mvn is needed to fetch Kafka's jars from Maven Central"
-    say "resolving Kafka jars from Maven Central"
-    rm -rf "$KLIBS"
-    mvn -q -f "$ROOT/stack/kafka-pom.xml" dependency:copy-dependencies -DoutputDirectory="$KLIBS" || die "mvn could not resolve Kafka"
-    touch "$KLIBS/.complete"
-  fi
+  kafka_libs
   compgen -G "$KLIBS/zookeeper-[0-9]*.jar" >/dev/null || die "no ZooKeeper jar among $KLIBS"
 fi
 

@@ -23,28 +23,9 @@ mkdir -p "$STACK"
 SERVICES=" ${*:-kafka clickhouse redis} "
 wants() { [[ "$SERVICES" == *" $1 "* ]]; }
 
-say() { printf '[stack] %s\n' "$*"; }
-die() { printf '[stack] ERROR: %s\n' "$*" >&2; exit 1; }
-running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-# Before starting a server: a port already answering belongs to a process this stack did not
-# start (its pid file names none running), and attaching to it would test against a stranger.
-refuse_taken() {
-  local var
-  for var in "$@"; do
-    if port_open "${!var}"; then
-      die "$var=${!var} is held by a process stack:up did not start: stop it or set $var to a free port"
-    fi
-  done
-}
-wait_for() {
-  local what=$1 check=$2 tries=${3:-120}
-  for _ in $(seq "$tries"); do
-    if eval "$check" >/dev/null 2>&1; then return 0; fi
-    sleep 0.5
-  done
-  die "$what did not answer in time (see $STACK/*/log)"
-}
+STACK_TAG=stack STACK_LOGS="$STACK/*/log"
+# shellcheck source=stack/stack-lib.sh
+source "$ROOT/stack/stack-lib.sh"
 
 apt_install() {
   command -v apt-get >/dev/null || die "$* missing and apt-get unavailable: install $* yourself"
@@ -62,14 +43,7 @@ if wants kafka; then command -v java >/dev/null || die "java (17+) is needed for
 
 # --- Kafka ---------------------------------------------------------------------------------
 if wants kafka; then
-  KLIBS="${KAFKA_LIBS_DIR:-$ROOT/.stack/kafka-libs}"
-  if [ ! -f "$KLIBS/.complete" ]; then
-    command -v mvn >/dev/null || die "mvn is needed to fetch Kafka's jars from Maven Central"
-    say "resolving Kafka jars from Maven Central"
-    rm -rf "$KLIBS"
-    mvn -q -f "$ROOT/stack/kafka-pom.xml" dependency:copy-dependencies -DoutputDirectory="$KLIBS" || die "mvn could not resolve Kafka"
-    touch "$KLIBS/.complete"
-  fi
+  kafka_libs
   KDIR="$STACK/kafka"
   mkdir -p "$KDIR/log"
   sed -e "s#@STACK@#$STACK#g" -e "s#@KAFKA_PORT@#$KAFKA_PORT#g" -e "s#@KAFKA_CONTROLLER_PORT@#$KAFKA_CONTROLLER_PORT#g" \

@@ -1,0 +1,55 @@
+# Shell helpers of the stack scripts (stack-up.sh, stack-down.sh, cluster-up.sh, cluster-down.sh),
+# sourced by each after it sets STACK_TAG (the prefix of its messages) and STACK_LOGS (where a
+# server that did not answer left its log) and ROOT.
+# shellcheck shell=bash
+
+say() { printf '[%s] %s\n' "$STACK_TAG" "$*"; }
+die() { printf '[%s] ERROR: %s\n' "$STACK_TAG" "$*" >&2; exit 1; }
+running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Before starting a server: a port already answering belongs to a process this stack did not
+# start (its pid file names none running), and attaching to it would test against a stranger.
+refuse_taken() {
+  local var
+  for var in "$@"; do
+    if port_open "${!var}"; then
+      die "$var=${!var} is held by a process stack:up did not start: stop it or set $var to a free port"
+    fi
+  done
+}
+
+wait_for() {
+  local what=$1 check=$2 tries=${3:-120}
+  for _ in $(seq "$tries"); do
+    if eval "$check" >/dev/null 2>&1; then return 0; fi
+    sleep 0.5
+  done
+  die "$what did not answer in time (see $STACK_LOGS)"
+}
+
+# Kafka's jars (and ZooKeeper's, which they bring) resolved once from Maven Central into $KLIBS.
+kafka_libs() {
+  KLIBS="${KAFKA_LIBS_DIR:-$ROOT/.stack/kafka-libs}"
+  if [ ! -f "$KLIBS/.complete" ]; then
+    command -v mvn >/dev/null || die "mvn is needed to fetch Kafka's jars from Maven Central"
+    say "resolving Kafka jars from Maven Central"
+    rm -rf "$KLIBS"
+    mvn -q -f "$ROOT/stack/kafka-pom.xml" dependency:copy-dependencies -DoutputDirectory="$KLIBS" || die "mvn could not resolve Kafka"
+    touch "$KLIBS/.complete"
+  fi
+}
+
+# Stops the server of a pid file: SIGTERM, 30 s to end, then SIGKILL; the pid file goes either way.
+stop() {
+  local name=$1 pidfile=$2
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    local pid
+    pid=$(cat "$pidfile")
+    kill "$pid"
+    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    say "stopped $name"
+  fi
+  rm -f "$pidfile"
+}
