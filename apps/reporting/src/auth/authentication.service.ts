@@ -31,10 +31,10 @@ function seedOf(value: unknown): number | undefined {
 }
 
 /**
- * Part 5: id, seed and hash = SHA1(token + seed). Checks run from the cheapest to the one that
- * changes state, so that only a request with a valid hash can advance the user's last seed.
- * Codes: 10 missing credentials, 52 bad id, 30 unknown user, 20/22 bad seed, 31 bad hash, 11
- * disabled user, 40 suspended account, 900 no API access, 21 replayed seed.
+ * Reporting part 5 (docs/specification-notes.md#reporting-part-5): id, seed and hash = SHA1(token + seed).
+ * Checks run from the cheapest to the one that changes state, so that only a request with a valid hash can
+ * advance the user's last seed. Codes: 10 missing credentials, 52 bad id, 30 unknown user, 20/22 bad seed, 31
+ * bad hash, 11 disabled user, 40 suspended account, 900 no API access, 21 replayed seed.
  */
 @Injectable()
 export class AuthenticationService {
@@ -66,8 +66,8 @@ export class AuthenticationService {
       fail(ReportCode.SeedOutOfWindow);
     }
 
-    // Part 7's 31 for every hash that fails, malformed or not SHA1(token + seed); 10 stays for
-    // missing credentials, 11 for a disabled user.
+    // Reporting part 7's 31 (docs/specification-notes.md#reporting-part-7) for every hash that fails,
+    // malformed or not SHA1(token + seed); 10 stays for missing credentials, 11 for a disabled user.
     if (typeof hash !== 'string' || !HASH_PATTERN.test(hash)) {
       fail(ReportCode.InvalidHash, 'hash must be 40 hex digits');
     }
