@@ -15,11 +15,11 @@ export const TEST_USERS = {
 } as const;
 
 /**
- * The demo catalog plus the users that only tests need: disabled, suspended, without API access.
- * `change` edits the document before it is written (DSP endpoints of a test's simulators).
+ * The demo catalog's document plus the users that only tests need: disabled, suspended, without API
+ * access (`TEST_USERS`). `change` edits the document (DSP endpoints of a test's simulators).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test may edit any part of the document
-export function writeTestCatalog(change: (doc: any) => void = () => undefined): string {
+export function testCatalogDocument(change: (doc: any) => void = () => undefined): object {
   const doc = JSON.parse(readFileSync(DEMO_CATALOG_PATH, 'utf8')) as { accounts: object[]; users: object[] };
   doc.accounts.push({
     id: 'acc-pub-suspended',
@@ -37,12 +37,18 @@ export function writeTestCatalog(change: (doc: any) => void = () => undefined): 
     ...extra,
   });
   doc.users.push(
-    user('test-disabled', 'acc-pub-1', { status: 'disabled' }),
-    user('test-suspended', 'acc-pub-suspended'),
-    user('test-noapi', 'acc-pub-1', { apiAccess: false }),
+    user(TEST_USERS.disabled.id, 'acc-pub-1', { status: 'disabled' }),
+    user(TEST_USERS.suspended.id, 'acc-pub-suspended'),
+    user(TEST_USERS.noApi.id, 'acc-pub-1', { apiAccess: false }),
   );
   change(doc);
+  return doc;
+}
+
+/** `testCatalogDocument(change)` written to a file of its own, for an app's `CATALOG_PATH`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test may edit any part of the document
+export function writeTestCatalog(change: (doc: any) => void = () => undefined): string {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'adx-catalog-')), 'catalog.json');
-  writeFileSync(file, JSON.stringify(doc));
+  writeFileSync(file, JSON.stringify(testCatalogDocument(change)));
   return file;
 }

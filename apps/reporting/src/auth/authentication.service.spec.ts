@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DEMO_CATALOG_PATH, buildCatalog } from '@app/catalog';
+import { buildCatalog } from '@app/catalog';
 import { ReportCode } from '@app/report-model';
 import { MemoryStateStore } from '@app/state-store';
+import { TEST_USERS, testCatalogDocument } from '@app/testing';
 import { ReportingConfig } from '../reporting.config';
 import { ReportingException } from '../reporting.exception';
 import { AuthenticationService } from './authentication.service';
@@ -12,28 +12,7 @@ const NOW = new Date('2026-11-22T10:30:00.000Z');
 const NOW_SECONDS = Math.floor(NOW.getTime() / 1000);
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 
-/** The demo catalog plus a disabled user, a user of a suspended account and one without API access. */
-function testCatalog() {
-  const doc = JSON.parse(readFileSync(DEMO_CATALOG_PATH, 'utf8'));
-  doc.accounts.push({ id: 'acc-suspended', name: 'Suspended', kind: 'publisher', status: 'suspended' });
-  const user = (id: string, accountId: string, extra: object = {}) => ({
-    id,
-    accountId,
-    token: `${id}-token`,
-    variant: 'full',
-    status: 'active',
-    apiAccess: true,
-    ...extra,
-  });
-  doc.users.push(
-    user('u-disabled', 'acc-pub-1', { status: 'disabled' }),
-    user('u-suspended', 'acc-suspended'),
-    user('u-noapi', 'acc-pub-1', { apiAccess: false }),
-  );
-  return buildCatalog(doc);
-}
-
-const catalog = testCatalog();
+const catalog = buildCatalog(testCatalogDocument());
 
 function signed(id: string, seed: number | string = NOW_SECONDS, token = `${id}-token`) {
   return { id, seed, hash: sha1(`${token}${seed}`) };
@@ -113,9 +92,9 @@ describe('AuthenticationService', () => {
       ReportCode.InvalidHash,
     ],
     ['a hash of another seed', { ...signed('demo-pub'), seed: NOW_SECONDS - 1 }, ReportCode.InvalidHash],
-    ['a disabled user', signed('u-disabled'), ReportCode.AccountDisabled],
-    ['a suspended account', signed('u-suspended'), ReportCode.AccountSuspended],
-    ['a user without API access', signed('u-noapi'), ReportCode.ApiAccessDenied],
+    ['a disabled user', signed(TEST_USERS.disabled.id), ReportCode.AccountDisabled],
+    ['a suspended account', signed(TEST_USERS.suspended.id), ReportCode.AccountSuspended],
+    ['a user without API access', signed(TEST_USERS.noApi.id), ReportCode.ApiAccessDenied],
   ])('refuses %s', async (_name, body, code) => {
     expect(await codeOf(body)).toBe(code);
   });
@@ -148,8 +127,8 @@ describe('AuthenticationService', () => {
     expect(await codeOf({ ...signed('demo-pub', seed, 'demo-pub-token'), hash: sha1('x') })).toBe(
       ReportCode.InvalidHash,
     );
-    expect(await codeOf(signed('u-noapi', seed))).toBe(ReportCode.ApiAccessDenied);
-    expect(await state.get('seed:u-noapi')).toBeUndefined();
+    expect(await codeOf(signed(TEST_USERS.noApi.id, seed))).toBe(ReportCode.ApiAccessDenied);
+    expect(await state.get(`seed:${TEST_USERS.noApi.id}`)).toBeUndefined();
     expect(await codeOf(signed('demo-pub', seed, 'demo-pub-token'))).toBe('ok');
   });
 
@@ -158,7 +137,7 @@ describe('AuthenticationService', () => {
     expect(await codeOf({ id: 'nobody', seed: 'x', hash: 'y' })).toBe(ReportCode.TokenNotFound);
     expect(await codeOf({ id: 'demo-pub', seed: 'x', hash: 'y' })).toBe(ReportCode.InvalidSeed);
     expect(await codeOf({ id: 'demo-pub', seed: 1, hash: 'y' })).toBe(ReportCode.SeedOutOfWindow);
-    expect(await codeOf({ id: 'u-disabled', seed: NOW_SECONDS, hash: sha1('x') })).toBe(
+    expect(await codeOf({ id: TEST_USERS.disabled.id, seed: NOW_SECONDS, hash: sha1('x') })).toBe(
       ReportCode.InvalidHash,
     );
   });
