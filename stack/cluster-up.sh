@@ -121,15 +121,7 @@ done
 
 # --- Redis: one, as in the single-server stack ------------------------------------------------
 if wants redis; then
-  RDIR="$C/redis"
-  mkdir -p "$RDIR"
-  if running "$RDIR/redis.pid"; then
-    say "redis already running"
-  else
-    refuse_taken CLUSTER_REDIS_PORT
-    redis-server --port "$CLUSTER_REDIS_PORT" --bind 127.0.0.1 --daemonize yes --pidfile "$RDIR/redis.pid" \
-      --dir "$RDIR" --logfile "$RDIR/redis.log" --save "" --appendonly no >/dev/null
-  fi
+  start_redis "$C/redis" CLUSTER_REDIS_PORT
 fi
 
 # --- Readiness ---------------------------------------------------------------------------------

@@ -19,6 +19,20 @@ refuse_taken() {
   done
 }
 
+# start_redis DIR PORT_VAR: one Redis without persistence on loopback, its pid, log and data in DIR; a
+# running one (by its pid file) is left alone.
+start_redis() {
+  local dir=$1 var=$2
+  mkdir -p "$dir"
+  if running "$dir/redis.pid"; then
+    say "redis already running"
+    return 0
+  fi
+  refuse_taken "$var"
+  redis-server --port "${!var}" --bind 127.0.0.1 --daemonize yes --pidfile "$dir/redis.pid" \
+    --dir "$dir" --logfile "$dir/redis.log" --save "" --appendonly no >/dev/null
+}
+
 wait_for() {
   local what=$1 check=$2 tries=${3:-120}
   for _ in $(seq "$tries"); do

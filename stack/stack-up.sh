@@ -80,15 +80,7 @@ fi
 
 # --- Redis ---------------------------------------------------------------------------------
 if wants redis; then
-  RDIR="$STACK/redis"
-  mkdir -p "$RDIR"
-  if running "$RDIR/redis.pid"; then
-    say "redis already running"
-  else
-    refuse_taken REDIS_PORT
-    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes --pidfile "$RDIR/redis.pid" \
-      --dir "$RDIR" --logfile "$RDIR/redis.log" --save "" --appendonly no >/dev/null
-  fi
+  start_redis "$STACK/redis" REDIS_PORT
 fi
 
 if wants redis; then
