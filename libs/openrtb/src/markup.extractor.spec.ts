@@ -201,8 +201,15 @@ describe('extractMarkupWith', () => {
     { auctionId: 'img', impId: '--', adId: 'ipt', priceMicros: 999_990_000 },
     { auctionId: 'a b', impId: '1', adId: 'ad"><script>&amp;', priceMicros: 1 },
     { auctionId: 'x'.repeat(3000), impId: '1', adId: 'y', priceMicros: 1_000_000 },
+    // Long values in the macros that are neither ids of the request nor the ad's: 9 bytes a
+    // character once encoded (€ is %E2%82%AC), 1 for an ASCII one.
+    { auctionId: 'a-3', impId: '1', seatId: '€'.repeat(45), priceMicros: 1 },
+    { auctionId: 'a-4', impId: '1', bidId: 'b'.repeat(400), priceMicros: 1 },
   ];
   const SIM = 'http://127.0.0.1:9/';
+  // 360 bytes under the size limit, macros in values: only the longest values take it over.
+  const NEAR_LIMIT_HEAD = `<a href="https://d.example/\${AUCTION_SEAT_ID}/\${AUCTION_BID_ID}"><img src="https://cdn.example/i.png"></a><!--`;
+  const NEAR_LIMIT = `${NEAR_LIMIT_HEAD}${'x'.repeat(MAX_MARKUP_BYTES - 360 - NEAR_LIMIT_HEAD.length - 3)}-->`;
   const markups = [
     // The simulators' banner: macros in a landing page and a tracking pixel.
     `<a href="${SIM}landing?crid=c&imp=\${AUCTION_IMP_ID}"><img src="${SIM}creative/600x200.png?crid=c" width="600" height="200"></a><img src="${SIM}imp?auction=\${AUCTION_ID}&price=\${AUCTION_PRICE}" width="1" height="1">`,
@@ -227,9 +234,23 @@ describe('extractMarkupWith', () => {
     `<noscript><a href="https://n.example/\${AUCTION_ID}"><img src="https://n.example/i"></a></noscript><a href="https://d.example/"><img src="https://cdn.example/i.png"></a>`,
     `\${AUCTION_AD_ID}`,
     `<a href="https://d.example/"><img src="https://cdn.example/i.png"></a><!--\${AUCTION_ID}${'x'.repeat(MAX_MARKUP_BYTES - 150)}-->`,
+    NEAR_LIMIT,
     BASIC,
     '',
   ];
+
+  it('refuses as too large what only the substituted values make too large', () => {
+    expect(Buffer.byteLength(NEAR_LIMIT)).toBe(MAX_MARKUP_BYTES - 360);
+    const [short, , , , , seat, bid] = values;
+    const tooLarge = { ok: false, reason: MarkupRejection.TooLarge };
+    // Twice each: the second call uses the template the first one kept.
+    for (let i = 0; i < 2; i += 1) {
+      expect(extractMarkupWith(NEAR_LIMIT, short)).toMatchObject({ ok: true });
+      // 45 characters, 405 bytes encoded, and 400 characters: less the 35 of the two macros, over the 360 left.
+      expect(extractMarkupWith(NEAR_LIMIT, seat)).toEqual(tooLarge);
+      expect(extractMarkupWith(NEAR_LIMIT, bid)).toEqual(tooLarge);
+    }
+  });
 
   it.each(markups.flatMap((markup, m) => values.map((v, i) => [m, i, markup, v] as const)))(
     'gives what extractMarkup gives on the substituted markup (markup %i, values %i)',

@@ -1,6 +1,12 @@
 import type { ChildNode, Element } from 'domhandler';
 import { DomUtils, parseDocument } from 'htmlparser2';
-import { isHttpUrl, MACRO_PATTERN, substituteMacros, type MacroValues } from './macro.substitution';
+import {
+  isHttpUrl,
+  longestMacroValue,
+  MACRO_PATTERN,
+  substituteMacros,
+  type MacroValues,
+} from './macro.substitution';
 
 /** Markup larger than this is refused before parsing: a banner tag is a few hundred bytes. */
 export const MAX_MARKUP_BYTES = 64 * 1024;
@@ -185,13 +191,25 @@ function countMacros(text: string): number {
   return text.match(EVERY_MACRO)?.length ?? 0;
 }
 
+/** A markup's extraction with its macros still in place. */
+interface Template {
+  /** What was found; undefined when there is no anchor around an image, whatever the macros say. */
+  readonly found?: Found;
+  /** How many macros the markup holds. */
+  readonly macros: number;
+  /** The markup's size in UTF-8 bytes, macros included. */
+  readonly bytes: number;
+  /** Why the markup itself is refused (empty, too large): the answer when it holds no macro. */
+  readonly refused?: MarkupRejection;
+}
+
 /**
  * The markup's anchor, image and other images with the macros still in them, when substituting
  * them cannot change how the markup parses: every macro sits inside an attribute value (where a
  * substituted value, percent-encoded, can neither end the value nor open a tag, a comment or a
  * character reference), away from character references. Undefined otherwise.
  */
-function templateOf(adm: string): Found | undefined {
+function templateOf(adm: string): Template | undefined {
   if (ENTITY_NEAR_MACRO.test(adm) || ENTITY_OF_MACRO_CHARACTER.test(adm)) {
     return undefined;
   }
@@ -202,20 +220,32 @@ function templateOf(adm: string): Found | undefined {
       inValues += countMacros(value);
     }
   }
+  const macros = countMacros(adm);
   // Elements inside scripts and comments are not elements: a macro there is not counted.
-  return inValues === countMacros(adm) ? (found ?? NOT_FOUND) : undefined;
+  return inValues === macros
+    ? { found, macros, bytes: Buffer.byteLength(adm, 'utf8'), refused: checkMarkupText(adm) }
+    : undefined;
 }
-
-/** Markup without an anchor around an image: refused whatever the macros stand for. */
-const NOT_FOUND: Found = { clickUrl: '', imageUrl: '', otherImages: [] };
 
 /** What `substituteMacros` then the attribute trim make of a value found in the template. */
 function resolved(value: string, values: MacroValues): string {
-  return substituteMacros(value, values).replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '');
+  return value.includes('${')
+    ? substituteMacros(value, values).replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '')
+    : value;
+}
+
+/**
+ * Whether the markup with its macros substituted could be refused for its size, without
+ * substituting: each macro becomes a percent-encoded value of at most `longestMacroValue`
+ * characters, each of which encodes to at most 9 bytes (`%E2%82%AC`; a surrogate pair's two give
+ * 12). The bound only decides whether the exact check must run, so it may be loose, never short.
+ */
+function mayBeTooLarge(template: Template, values: MacroValues): boolean {
+  return template.bytes + template.macros * 9 * longestMacroValue(values) > MAX_MARKUP_BYTES;
 }
 
 /** Templates by markup: a DSP sends the same few creatives again and again. */
-const TEMPLATES = new Map<string, Found | null>();
+const TEMPLATES = new Map<string, Template | null>();
 const MAX_TEMPLATES = 4096;
 
 /**
@@ -225,11 +255,6 @@ const MAX_TEMPLATES = 4096;
  * every time, as `extractMarkup` would.
  */
 export function extractMarkupWith(adm: string, values: MacroValues): MarkupExtraction {
-  const substituted = substituteMacros(adm, values);
-  const refused = checkMarkupText(substituted);
-  if (refused) {
-    return { ok: false, reason: refused };
-  }
   let template = TEMPLATES.get(adm);
   if (template === undefined) {
     template = templateOf(adm) ?? null;
@@ -239,14 +264,25 @@ export function extractMarkupWith(adm: string, values: MacroValues): MarkupExtra
     TEMPLATES.set(adm, template);
   }
   if (template === null) {
-    return checked(find(substituted).found);
+    return extractMarkup(substituteMacros(adm, values));
   }
-  if (template === NOT_FOUND) {
+  // Without macros the markup is what it was; with some, it holds an element, so is not empty.
+  const refused =
+    template.macros === 0
+      ? template.refused
+      : mayBeTooLarge(template, values)
+        ? checkMarkupText(substituteMacros(adm, values))
+        : undefined;
+  if (refused) {
+    return { ok: false, reason: refused };
+  }
+  const { found } = template;
+  if (!found) {
     return checked(undefined);
   }
   return checked({
-    clickUrl: resolved(template.clickUrl, values),
-    imageUrl: resolved(template.imageUrl, values),
-    otherImages: template.otherImages.map((src) => resolved(src, values)),
+    clickUrl: resolved(found.clickUrl, values),
+    imageUrl: resolved(found.imageUrl, values),
+    otherImages: found.otherImages.map((src) => resolved(src, values)),
   });
 }
