@@ -49,3 +49,35 @@ describe('BaseSettings: the Kafka client', () => {
     expect(() => loadConfig(BaseSettings, env)).toThrow(ConfigException);
   });
 });
+
+describe("BaseSettings: the topics' replication", () => {
+  it('defaults to one copy on one broker, min.insync.replicas left to the bus (one less, at least 1)', () => {
+    const settings = loadConfig(BaseSettings, {});
+    expect(settings.KAFKA_REPLICATION_FACTOR).toBe(1);
+    expect(settings.KAFKA_MIN_INSYNC_REPLICAS).toBeUndefined();
+  });
+
+  it("takes the cluster's 3 and 2", () => {
+    const settings = loadConfig(BaseSettings, {
+      KAFKA_REPLICATION_FACTOR: '3',
+      KAFKA_MIN_INSYNC_REPLICAS: '2',
+    });
+    expect(settings.KAFKA_REPLICATION_FACTOR).toBe(3);
+    expect(settings.KAFKA_MIN_INSYNC_REPLICAS).toBe(2);
+  });
+
+  it.each([
+    [{ KAFKA_REPLICATION_FACTOR: '0' }, 'KAFKA_REPLICATION_FACTOR'],
+    [{ KAFKA_REPLICATION_FACTOR: 'three' }, 'KAFKA_REPLICATION_FACTOR'],
+    [{ KAFKA_MIN_INSYNC_REPLICAS: '0' }, 'KAFKA_MIN_INSYNC_REPLICAS'],
+    [{ KAFKA_MIN_INSYNC_REPLICAS: 'two' }, 'KAFKA_MIN_INSYNC_REPLICAS'],
+    [{ KAFKA_MIN_INSYNC_REPLICAS: '1.5', KAFKA_REPLICATION_FACTOR: '3' }, 'KAFKA_MIN_INSYNC_REPLICAS'],
+    [{ KAFKA_MIN_INSYNC_REPLICAS: '2' }, 'at most KAFKA_REPLICATION_FACTOR (1)'],
+    [
+      { KAFKA_MIN_INSYNC_REPLICAS: '4', KAFKA_REPLICATION_FACTOR: '3' },
+      'at most KAFKA_REPLICATION_FACTOR (3)',
+    ],
+  ])('refuses %o, naming it', (env, named) => {
+    expect(() => loadConfig(BaseSettings, env)).toThrow(named);
+  });
+});

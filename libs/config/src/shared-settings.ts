@@ -1,8 +1,34 @@
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  Validate,
+  ValidatorConstraint,
+  type ValidationArguments,
+  type ValidatorConstraintInterface,
+} from 'class-validator';
 import { Secret } from './config.loader';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A topic's min.insync.replicas above its replication factor would refuse every write. */
+@ValidatorConstraint({ name: 'minInsyncWithinReplicas' })
+class MinInsyncWithinReplicas implements ValidatorConstraintInterface {
+  validate(minInsync: number, args: ValidationArguments): boolean {
+    return minInsync <= (args.object as BaseSettings).KAFKA_REPLICATION_FACTOR;
+  }
+
+  defaultMessage(args: ValidationArguments): string {
+    return `KAFKA_MIN_INSYNC_REPLICAS must be at most KAFKA_REPLICATION_FACTOR (${(args.object as BaseSettings).KAFKA_REPLICATION_FACTOR}): Kafka would refuse every write`;
+  }
+}
 
 /**
  * Settings every app shares: logging, the catalog, and the distributed adapters. Each of
@@ -38,6 +64,27 @@ export class BaseSettings {
   @Min(1)
   @Max(256)
   KAFKA_PARTITIONS = 4;
+
+  /**
+   * Brokers holding a copy of each partition of the topics the apps create (1: a single broker; 3 on the
+   * cluster topology). Topics that exist already keep theirs.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(16)
+  KAFKA_REPLICATION_FACTOR = 1;
+
+  /**
+   * The topics' `min.insync.replicas`: copies a record needs before the producers' `acks: -1` is answered.
+   * Unset: one less than KAFKA_REPLICATION_FACTOR, at least 1 (2 of 3 on the cluster).
+   */
+  // Converted here: the loader converts only the variables whose default is a number.
+  @Type(() => Number)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Validate(MinInsyncWithinReplicas)
+  KAFKA_MIN_INSYNC_REPLICAS?: number = undefined;
 
   /** Where events wait on disk while Kafka is unreachable. */
   @IsString()

@@ -3,6 +3,7 @@ export * from './event-bus.port';
 export * from './in-process-event-bus';
 export * from './kafka-event-bus';
 export * from './kafka-frame';
+export * from './kafka-topic-replication';
 export * from './event-spool';
 export * from './spool-directory';
 export * from './spool-exception';

@@ -22,6 +22,7 @@ import { SpoolDirectory } from './spool-directory';
 import { ConsumerFence, timingsAccepted, type ConsumerTimings } from './kafka-consumer-fence';
 import { frameRequests, unframe } from './kafka-frame';
 import { useFastGzip } from './kafka-gzip.codec';
+import { topicReplication } from './kafka-topic-replication';
 
 export interface KafkaBusOptions {
   readonly brokers: readonly string[];
@@ -30,6 +31,18 @@ export interface KafkaBusOptions {
   readonly topicPrefix?: string;
   /** Partitions of every topic this bus creates. */
   readonly partitions: number;
+  /**
+   * Copies of each partition, on as many brokers, of every topic this bus creates (1 by default: a
+   * single broker). Topics that exist already keep theirs (a warning names those with fewer).
+   */
+  readonly replicationFactor?: number;
+  /**
+   * The topics' `min.insync.replicas`: the copies that must hold a record before Kafka acknowledges it
+   * to the producers' `acks: -1`, so a write is refused (and spooled) rather than acknowledged by
+   * fewer. At most `replicationFactor`; by default one less than it (at least 1): a broker of three
+   * may be lost without refusing a write, and an acknowledged record is on two brokers at least.
+   */
+  readonly minInsyncReplicas?: number;
   /** Where events wait while Kafka is unreachable; replayed in order when it returns. */
   readonly spoolDir: string;
   readonly spoolMaxBytes: number;
@@ -110,6 +123,8 @@ export class KafkaEventBus implements EventBus {
   private closed = false;
 
   constructor(private readonly options: KafkaBusOptions) {
+    // A replication Kafka would refuse at the first topic fails here, at start.
+    topicReplication(options);
     useFastGzip();
     this.kafka = new Kafka({
       clientId: options.clientId,
@@ -136,21 +151,28 @@ export class KafkaEventBus implements EventBus {
     this.replayTimer.unref();
   }
 
-  /** Creates the topics (idempotently) with the configured partition count. */
+  /**
+   * Creates the topics (idempotently) with the configured partitions, replication factor and
+   * `min.insync.replicas`, set on each topic rather than left to the brokers' defaults: a topic's
+   * durability is then the configuration's, whatever broker created it.
+   */
   async ensureTopics(topics: readonly string[]): Promise<void> {
     const missing = topics.map((t) => this.onCluster(t)).filter((t) => !this.knownTopics.has(t));
     if (missing.length === 0) {
       return;
     }
     await this.connect();
+    const { replicationFactor, minInsyncReplicas } = topicReplication(this.options);
     await this.admin.createTopics({
       waitForLeaders: true,
       topics: missing.map((topic) => ({
         topic,
         numPartitions: this.options.partitions,
-        replicationFactor: 1,
+        replicationFactor,
+        configEntries: [{ name: 'min.insync.replicas', value: String(minInsyncReplicas) }],
       })),
     });
+    await this.warnUnderReplicated(missing, replicationFactor);
     for (const topic of missing) {
       this.knownTopics.add(topic);
     }
@@ -278,6 +300,26 @@ export class KafkaEventBus implements EventBus {
     await this.spools.close();
     await Promise.all(this.producers.map((producer) => producer.disconnect().catch(() => undefined)));
     await this.admin.disconnect().catch(() => undefined);
+  }
+
+  /**
+   * Topics made earlier (by an older release, by hand, with another setting) keep their replicas:
+   * Kafka changes them only by a partition reassignment, an operator's decision. Said once a start.
+   */
+  private async warnUnderReplicated(topics: readonly string[], replicationFactor: number): Promise<void> {
+    if (replicationFactor === 1 || !this.options.onWarning) {
+      return;
+    }
+    const { topics: metadata } = await this.admin.fetchTopicMetadata({ topics: [...topics] });
+    for (const { name, partitions } of metadata) {
+      const fewest = Math.min(...partitions.map((p) => p.replicas.length));
+      if (fewest < replicationFactor) {
+        this.options.onWarning(
+          `topic ${name} has ${fewest} replica(s) a partition, fewer than KAFKA_REPLICATION_FACTOR ${replicationFactor}: ` +
+            'it existed before; reassign its partitions (kafka-reassign-partitions) to raise it',
+        );
+      }
+    }
   }
 
   private onCluster(topic: string): string {

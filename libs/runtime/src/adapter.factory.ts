@@ -49,6 +49,8 @@ export function eventBusFrom(
     clientId: settings.KAFKA_CLIENT_ID,
     topicPrefix: settings.KAFKA_TOPIC_PREFIX,
     partitions: settings.KAFKA_PARTITIONS,
+    replicationFactor: settings.KAFKA_REPLICATION_FACTOR,
+    minInsyncReplicas: settings.KAFKA_MIN_INSYNC_REPLICAS,
     spoolDir: settings.KAFKA_SPOOL_DIR,
     spoolMaxBytes: settings.KAFKA_SPOOL_MAX_BYTES,
     concurrentPartitions: settings.KAFKA_CONCURRENT_PARTITIONS,
