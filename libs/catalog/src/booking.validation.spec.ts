@@ -305,6 +305,38 @@ describe('booking in the catalog', () => {
       },
       'takes over template tpl-1-1 while campaign cmp-5-1-1 does',
     ],
+    [
+      'a takeover without a creative for each slot of its template',
+      {},
+      undefined,
+      (d) =>
+        (d.campaigns.find((c) => c.id === 'cmp-5-1-1')!.booking = {
+          start: '2026-03-01',
+          end: '2026-03-02',
+          takeoverTemplateId: 'tpl-1-2',
+        }),
+      'takes over template tpl-1-2 without a creative for slot-1-2-2 (320x50)',
+    ],
+    [
+      'a roadblock that can fill no template it targets',
+      {},
+      undefined,
+      (d) =>
+        (d.campaigns.find((c) => c.id === 'cmp-6-1-2')!.booking = {
+          targeting: { templates: { include: ['tpl-1-2'] } },
+        }),
+      'campaign cmp-6-1-2: a roadblock needs a creative of every slot',
+    ],
+    [
+      'a roadblock on ad slots',
+      {},
+      undefined,
+      (d) =>
+        (d.campaigns.find((c) => c.id === 'cmp-6-1-2')!.booking = {
+          targeting: { adSlots: { include: ['slot-1-1-1'] } },
+        }),
+      'a roadblock runs on whole templates',
+    ],
   ];
 
   it.each(impossible)('refuses an impossible booking: %s', (_name, campaign, strategy, edit, message) => {
@@ -321,6 +353,40 @@ describe('booking in the catalog', () => {
         id: 'cmp-5-1-9',
         booking: { ...takeover, start: '2026-03-03', end: '2026-03-04' },
       });
+      // The second takeover has its own creatives of every size of tpl-1-1.
+      d.strategies.push({
+        ...d.strategies.find((s) => s.id === 'str-5-1-1-1')!,
+        id: 'str-5-1-9-1',
+        campaignId: 'cmp-5-1-9',
+      });
+      for (const size of ['600x200', '300x250']) {
+        d.creatives.push({
+          ...d.creatives.find((c) => c.strategyId === 'str-5-1-1-1')!,
+          id: `cr-5-1-9-${size}`,
+          strategyId: 'str-5-1-9-1',
+          size,
+        });
+      }
+    });
+    expect(problemsOf(doc)).toEqual([]);
+  });
+
+  it('accepts a roadblock on the templates it has every size for, and a takeover of one', () => {
+    const doc = withBooking({}, undefined, (d) => {
+      // cmp-6-1-2 has 600x200, 300x250 and 728x90 creatives: every slot of the tpl-*-1 templates.
+      d.campaigns.find((c) => c.id === 'cmp-6-1-2')!.booking = {
+        start: '2026-03-01',
+        end: '2026-03-31',
+        goals: [{ metric: 'impressions', lifetime: 30_000 }],
+        frequencyCaps: [{ count: 1, period: 'day' }],
+        targeting: { publishers: { include: ['pub-1'] } },
+      };
+      d.campaigns.find((c) => c.id === 'cmp-5-1-1')!.booking = {
+        start: '2026-03-02',
+        end: '2026-03-02',
+        takeoverTemplateId: 'tpl-2-1',
+        goals: [{ metric: 'impressions', lifetime: 50_000 }],
+      };
     });
     expect(problemsOf(doc)).toEqual([]);
   });

@@ -174,11 +174,31 @@ export function bookingProblems(doc: CatalogDocument): string[] {
     }
   };
 
+  const sizesOf = campaignSizes(doc);
+  const slotsOf = templateSlots(doc);
+  /** The slots of a template the campaign has no creative for, `slot (size)`. */
+  const uncovered = (campaignId: string, templateId: string) =>
+    (slotsOf.get(templateId) ?? [])
+      .filter((s) => !sizesOf.get(campaignId)?.has(s.size))
+      .map((s) => `${s.id} (${s.size})`);
+
   const takeovers = new Map<string, { id: string; start: string; end: string }[]>();
   for (const c of doc.campaigns) {
     const at = `campaign ${c.id}`;
     if (c.booking) {
       checkBooking(at, c.booking, c.demandType);
+    }
+    // A booked roadblock fills every slot of an open: it needs a template whose every slot it has a size for.
+    if (c.campaignType === 'roadblock' && c.demandType === 'direct' && c.booking) {
+      if (c.booking.targeting?.adSlots) {
+        problems.push(`${at}: a roadblock runs on whole templates: target templates, not adSlots`);
+      }
+      const fillable = roadblockTemplates(doc, c.booking).filter((t) => uncovered(c.id, t).length === 0);
+      if (fillable.length === 0) {
+        problems.push(
+          `${at}: a roadblock needs a creative of every slot's size of a template it targets; none has them all`,
+        );
+      }
     }
     // Without a booking a takeover is the report label it always was: only a booked one owns a template.
     if (c.campaignType === 'takeover' && c.demandType === 'direct' && c.booking) {
@@ -188,6 +208,12 @@ export function bookingProblems(doc: CatalogDocument): string[] {
       } else if (!templates.has(b.takeoverTemplateId)) {
         problems.push(`${at}: takeover of unknown template ${b.takeoverTemplateId}`);
       } else {
+        const missing = uncovered(c.id, b.takeoverTemplateId);
+        if (missing.length > 0) {
+          problems.push(
+            `${at}: takes over template ${b.takeoverTemplateId} without a creative for ${missing.join(', ')}`,
+          );
+        }
         const flights = takeovers.get(b.takeoverTemplateId) ?? [];
         const start = flightBound(b.start, 'start');
         const end = flightBound(b.end, 'end');
@@ -215,6 +241,9 @@ export function bookingProblems(doc: CatalogDocument): string[] {
     if (s.booking.takeoverTemplateId) {
       problems.push(`${at}: a takeover is booked on its campaign, not on a strategy`);
     }
+    if (campaign?.campaignType === 'roadblock' && s.booking.targeting?.adSlots) {
+      problems.push(`${at}: a roadblock runs on whole templates: target templates, not adSlots`);
+    }
     const outer = campaign?.booking;
     if (
       outer?.start &&
@@ -228,4 +257,49 @@ export function bookingProblems(doc: CatalogDocument): string[] {
     }
   }
   return problems;
+}
+
+/** The sizes each campaign has creatives of, over all its strategies. */
+export function campaignSizes(doc: CatalogDocument): Map<string, Set<string>> {
+  const campaignOf = new Map(doc.strategies.map((s) => [s.id, s.campaignId]));
+  const out = new Map<string, Set<string>>();
+  for (const creative of doc.creatives) {
+    const campaignId = campaignOf.get(creative.strategyId);
+    if (campaignId) {
+      const sizes = out.get(campaignId) ?? new Set<string>();
+      sizes.add(creative.size);
+      out.set(campaignId, sizes);
+    }
+  }
+  return out;
+}
+
+/** The ad slots of each template: the slots of one email open. */
+export function templateSlots(doc: CatalogDocument): Map<string, { id: string; size: string }[]> {
+  const out = new Map<string, { id: string; size: string }[]>();
+  for (const slot of doc.adSlots) {
+    out.set(slot.templateId, [...(out.get(slot.templateId) ?? []), { id: slot.id, size: slot.size }]);
+  }
+  return out;
+}
+
+/**
+ * The templates a roadblock's targeting lets it run on: those it includes, else the targeted
+ * publishers' templates, else every template; less those it excludes.
+ */
+export function roadblockTemplates(doc: CatalogDocument, booking: BookingRecord): string[] {
+  const t = booking.targeting;
+  const pubInclude = t?.publishers?.include;
+  const pubExclude = new Set(t?.publishers?.exclude ?? []);
+  const tplInclude = t?.templates?.include;
+  const tplExclude = new Set(t?.templates?.exclude ?? []);
+  return doc.templates
+    .filter(
+      (tpl) =>
+        (!tplInclude || tplInclude.includes(tpl.id)) &&
+        !tplExclude.has(tpl.id) &&
+        (!pubInclude || pubInclude.includes(tpl.publisherId)) &&
+        !pubExclude.has(tpl.publisherId),
+    )
+    .map((tpl) => tpl.id);
 }
