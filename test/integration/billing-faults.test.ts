@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaEventBus, TOPIC_BY_TYPE, toMessage, type AdEvent } from '@app/events';
-import { ClickHouseReportStore } from '@app/report-store';
 import { MEASURE_NAMES, type StoreQuery } from '@app/report-model';
 import {
   IngestProcess,
@@ -17,6 +16,7 @@ import {
   makeEvent,
   requireOrSkip,
   stackServersInstalled,
+  testClickHouseStore,
   tiersAgainstRaw,
   unsealedDays,
 } from '@app/testing';
@@ -114,15 +114,8 @@ describe.runIf(
   }, 120_000);
 
   it('a failing view, three ingest kills, a Kafka restart and a ClickHouse kill after a swap: every tier and report exact', async () => {
-    const options = {
-      url: stack.clickhouseUrl,
-      database,
-      migrationsDir: 'clickhouse',
-      sampleDenominator: 10,
-      queryTimeoutMs: 30_000,
-      rawRetentionMonths: 120,
-    };
-    const store = new ClickHouseReportStore(options);
+    const options = { url: stack.clickhouseUrl, queryTimeoutMs: 30_000 };
+    const store = testClickHouseStore(database, options);
     await store.migrate();
     await sql(
       `CREATE MATERIALIZED VIEW ${database}.failing_mv ENGINE = Memory AS
@@ -245,7 +238,7 @@ describe.runIf(
     // dropped by the next pass once old enough (here at once: no sealer runs any more).
     const staging = `SELECT count() FROM system.tables WHERE database = '${database}' AND name LIKE 'seal\\_%'`;
     console.log(`billing faults: ${await number(staging)} staging table(s) left by killed sealers`);
-    const cleaner = new ClickHouseReportStore({ ...options, stagingAbandonedAfterMs: 0 });
+    const cleaner = testClickHouseStore(database, { ...options, stagingAbandonedAfterMs: 0 });
     await cleaner.seal(new Date());
     await cleaner.close();
     expect(await number(staging)).toBe(0);

@@ -1,13 +1,14 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdEvent } from '@app/events';
-import { ClickHouseReportStore, ClosedDaySealer } from '@app/report-store';
+import { ClosedDaySealer } from '@app/report-store';
 import {
   PrivateStack,
   clickHouseSql,
   makeEvent,
   requireOrSkip,
   stackServersInstalled,
+  testClickHouseStore,
   tiersAgainstRaw,
   unsealedDays,
 } from '@app/testing';
@@ -86,15 +87,8 @@ describe.runIf(
 
   it('every tier equals its recomputation after a pass stopped at each step, and a new pass', async () => {
     const sql = clickHouseSql(() => stack.clickhouseUrl);
-    const options = {
-      url: stack.clickhouseUrl,
-      database,
-      migrationsDir: 'clickhouse',
-      sampleDenominator: 4,
-      queryTimeoutMs: 30_000,
-      rawRetentionMonths: 120,
-    };
-    const store = new ClickHouseReportStore(options);
+    const options = { url: stack.clickhouseUrl, sampleDenominator: 4, queryTimeoutMs: 30_000 };
+    const store = testClickHouseStore(database, options);
     await store.migrate();
     const client = () => createClient({ url: stack.clickhouseUrl, database, request_timeout: 30_000 });
 
@@ -146,7 +140,7 @@ describe.runIf(
         }
         // A report over the days with parts back: the store seals them before it reads, so that
         // it answers what the raw events say, never a day counted twice.
-        const reader = new ClickHouseReportStore(options);
+        const reader = testClickHouseStore(database, options);
         const rows = await reader.query({
           range: { start: DAYS[0], end: DAYS[DAYS.length - 1] },
           split: 'day',
