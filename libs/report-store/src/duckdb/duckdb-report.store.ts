@@ -269,11 +269,13 @@ export class DuckDbReportStore implements ReportStore {
     );
     const hasKey = query.split !== undefined;
     const offset = hasKey ? 1 : 0;
+    let readToEnd = false;
     try {
       const result = await budget.wait(() => connection.stream(sql, params));
       for (;;) {
         const chunk = await budget.wait(() => result.fetchChunk());
         if (!chunk || chunk.rowCount === 0) {
+          readToEnd = true;
           return;
         }
         // Values are converted one row at a time, as the row is asked for: a chunk's rows never
@@ -303,6 +305,13 @@ export class DuckDbReportStore implements ReportStore {
       throw new ReportStoreException(ReportStoreErrorCode.Failed, 'query failed', { cause: error });
     } finally {
       budget.stop();
+      if (!readToEnd) {
+        // A streaming result left before its end (a client gone, a failure) keeps its transaction
+        // open until the result is garbage-collected, and an open transaction makes close()'s
+        // CHECKPOINT fail; the node API has no way to close a result, but the next statement on
+        // its connection ends it.
+        await connection.run('SELECT 1').catch(() => undefined);
+      }
       connection.closeSync();
     }
   }
