@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
-import { loadCatalog } from '@app/catalog';
+import { CatalogSource, loadCatalog } from '@app/catalog';
 import { loadConfig } from '@app/config';
 import { createLogger } from '@app/observability';
 import { findSplit, type StoreQuery } from '@app/report-model';
@@ -175,7 +175,12 @@ async function main(): Promise<void> {
   const config = loadConfig(ReportingConfig, { REPORTING_PORT: '0', RATE_LIMIT_PER_SECOND: '10000' });
   const catalog = loadCatalog();
   const app = await startHttpApp(
-    ReportingModule.forRoot({ config, catalog, reportStore: store, stateStore: new MemoryStateStore() }),
+    ReportingModule.forRoot({
+      config,
+      catalog: CatalogSource.of(catalog),
+      reportStore: store,
+      stateStore: new MemoryStateStore(),
+    }),
     {
       host: '127.0.0.1',
       port: 0,

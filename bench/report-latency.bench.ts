@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { loadCatalog } from '@app/catalog';
+import { CatalogSource, loadCatalog } from '@app/catalog';
 import { generateDemoTraffic } from '@app/demo-traffic';
 import { createLogger } from '@app/observability';
 import { openReportStore, type OffsetEvent, type ReportStore } from '@app/report-store';
@@ -148,7 +148,7 @@ async function main(): Promise<void> {
   const app = await startHttpApp(
     ReportingModule.forRoot({
       config,
-      catalog: loadCatalog(),
+      catalog: new CatalogSource(),
       reportStore: store,
       stateStore: new MemoryStateStore(),
     }),

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
-import { loadCatalog } from '@app/catalog';
+import { CatalogSource, loadCatalog } from '@app/catalog';
 import { loadConfig } from '@app/config';
 import type { AdEvent } from '@app/events';
 import { createLogger } from '@app/observability';
@@ -74,7 +74,7 @@ async function serve(file: string): Promise<void> {
   const app = await startHttpApp(
     ReportingModule.forRoot({
       config,
-      catalog: loadCatalog(),
+      catalog: new CatalogSource(),
       reportStore: store,
       stateStore: new MemoryStateStore(),
     }),

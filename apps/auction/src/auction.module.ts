@@ -1,7 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import type { GeoResolver } from '@app/audience';
-import type { Catalog } from '@app/catalog';
+import { deliveryCountersFor, type DeliveryCounters } from '@app/booking';
+import type { CatalogSource } from '@app/catalog';
 import { EVENT_BUS, type EventBus } from '@app/events';
 import { ObservabilityModule } from '@app/observability';
 import { STATE_STORE, type StateStore } from '@app/state-store';
@@ -10,7 +11,15 @@ import { AdTagHandler } from './ad-tag.handler';
 import type { AuctionConfig } from './auction.config';
 import { AuctionExceptionFilter } from './auction-exception.filter';
 import { AuctionService } from './auction.service';
-import { AUCTION_CONFIG, CATALOG, CLOCK, DSP_URL_GUARD, GEO_RESOLVER, type Clock } from './auction.tokens';
+import {
+  AUCTION_CONFIG,
+  CATALOG,
+  CLOCK,
+  DELIVERY_COUNTERS_TOKEN,
+  DSP_URL_GUARD,
+  GEO_RESOLVER,
+  type Clock,
+} from './auction.tokens';
 import { DemoController } from './demo/demo.controller';
 import { PublicOrigin } from './public-origin.service';
 import { AdServingService } from './serving/ad-serving.service';
@@ -30,7 +39,10 @@ import { TrackerDispatcher } from './tracking/tracker.dispatcher';
 /** What the composition root hands the auction app: its config and the adapters of its ports. */
 export interface AuctionDependencies {
   readonly config: AuctionConfig;
-  readonly catalog: Catalog;
+  /** The catalog serving now; it reloads without a restart (docs/direct-campaigns.md#reload). */
+  readonly catalog: CatalogSource;
+  /** Booked deliveries' counters; by default Redis when REDIS_URL is set, else this process's memory. */
+  readonly deliveryCounters?: DeliveryCounters;
   readonly bus: EventBus;
   readonly stateStore: StateStore;
   readonly geo: GeoResolver;
@@ -50,6 +62,10 @@ export class AuctionModule {
       providers: [
         { provide: AUCTION_CONFIG, useValue: deps.config },
         { provide: CATALOG, useValue: deps.catalog },
+        {
+          provide: DELIVERY_COUNTERS_TOKEN,
+          useValue: deps.deliveryCounters ?? deliveryCountersFor(deps.config),
+        },
         { provide: EVENT_BUS, useValue: deps.bus },
         { provide: STATE_STORE, useValue: deps.stateStore },
         { provide: GEO_RESOLVER, useValue: deps.geo },

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import type { Catalog } from '@app/catalog';
+import type { DeliveryCounters } from '@app/booking';
+import type { Catalog, CatalogSource } from '@app/catalog';
 import { fnv1a32 } from '@app/events';
 import { auctionDuration, bidOutcomes, dspLateAnswers, trackerCalls } from '@app/observability';
 import {
@@ -11,11 +12,11 @@ import {
   type MacroValues,
 } from '@app/openrtb';
 import { auctionWorkers, type AuctionConfig } from './auction.config';
-import { AUCTION_CONFIG, CATALOG } from './auction.tokens';
+import { AUCTION_CONFIG, CATALOG, DELIVERY_COUNTERS_TOKEN } from './auction.tokens';
 import type { AdContext } from './core/ad-context';
 import { decideAuction, NoFillReason, settleAuction, type SettledAuction } from './core/auction';
 import type { BidRecord, Candidate, Creative } from './core/candidate';
-import { BookedDemand, deliveryCountersFor } from './core/booked-demand';
+import { BookedDemand } from './core/booked-demand';
 import { CatalogDemand } from './core/catalog-demand';
 import { winnerDimensions, type WinnerDimensions } from './core/event-dimensions';
 import { PublicOrigin } from './public-origin.service';
@@ -37,53 +38,94 @@ export const FULL_AUCTION: DecideOptions = { rtb: true, direct: true };
  * from the DSPs, through the plain auction functions of `core/`, then settles the auction into one
  * immutable outcome. No I/O here but the DSP calls (and a native winner's image).
  */
+/**
+ * What the auction derives from one catalog: demand by size, bookings, DSPs. Rebuilt on the first
+ * auction after a catalog reload; an auction runs on the generation it started with.
+ */
+interface CatalogGeneration {
+  readonly catalog: Catalog;
+  readonly demand: CatalogDemand;
+  readonly booked: BookedDemand;
+  readonly rtb: RtbDemand;
+  readonly traffic: DspTraffic;
+  /** The DSPs' part of the catalog: their traffic state (caps, health) lives on while it is the same. */
+  readonly dspsText: string;
+  /** Winner dimensions by candidate strategy and creative: the catalog lineage is looked up once. */
+  readonly lineage: Map<string, WinnerDimensions>;
+}
+
+/**
+ * Decides which ad fills a slot: direct, house and fallback demand from the catalog and RTB bids
+ * from the DSPs, through the plain auction functions of `core/`, then settles the auction into one
+ * immutable outcome. No I/O here but the DSP calls (and a native winner's image).
+ */
 @Injectable()
 export class AuctionService implements OnApplicationShutdown {
-  private readonly demand: CatalogDemand;
-  /** Bookings of direct campaigns: flights, targeting, goals, pace and caps (docs/direct-campaigns.md). */
-  readonly booked: BookedDemand;
-  private readonly rtb: RtbDemand;
+  private generation: CatalogGeneration;
   private readonly client: BidderClient;
-  /** Winner dimensions by candidate strategy and creative: the catalog lineage is looked up once. */
-  private readonly lineage = new Map<string, WinnerDimensions>();
 
   constructor(
     @Inject(AUCTION_CONFIG) private readonly config: AuctionConfig,
-    @Inject(CATALOG) private readonly catalog: Catalog,
-    origin: PublicOrigin,
+    @Inject(CATALOG) private readonly catalogs: CatalogSource,
+    @Inject(DELIVERY_COUNTERS_TOKEN) private readonly counters: DeliveryCounters,
+    private readonly origin: PublicOrigin,
     private readonly natives: NativeCreativeService,
   ) {
-    this.demand = new CatalogDemand(
-      catalog,
-      (creative) => `${origin.value}/creatives/${encodeURIComponent(creative.id)}.svg`,
-    );
-    this.booked = new BookedDemand(catalog, deliveryCountersFor(config));
     this.client = new BidderClient({
       connectionsPerDsp: config.DSP_CONNECTIONS,
       maxResponseBytes: config.BID_RESPONSE_MAX_BYTES,
       hardTimeoutMs: Math.max(1000, 5 * config.AUCTION_TMAX_MS),
       onLateAnswer: () => dspLateAnswers.inc(),
     });
-    const traffic = new DspTraffic(catalog.document.dsps, {
-      // The processes sharing each DSP's cap: this one alone, unless it is one of the workers.
-      workers: cluster.isWorker ? auctionWorkers(config) : 1,
-      unhealthyFailureShare: config.DSP_UNHEALTHY_FAILURE_SHARE,
-      unhealthyTrafficShare: config.DSP_UNHEALTHY_TRAFFIC_SHARE,
-    });
-    this.rtb = new RtbDemand(catalog, this.client, traffic, {
+    this.generation = this.derive(catalogs.current);
+  }
+
+  /** Bookings of direct campaigns: flights, targeting, goals, pace and caps (docs/direct-campaigns.md). */
+  get booked(): BookedDemand {
+    return this.current().booked;
+  }
+
+  /** The generation of the catalog serving now: derived again once after each reload. */
+  private current(): CatalogGeneration {
+    const catalog = this.catalogs.current;
+    if (this.generation.catalog !== catalog) {
+      this.generation = this.derive(catalog, this.generation);
+    }
+    return this.generation;
+  }
+
+  private derive(catalog: Catalog, previous?: CatalogGeneration): CatalogGeneration {
+    const config = this.config;
+    const demand = new CatalogDemand(
+      catalog,
+      (creative) => `${this.origin.value}/creatives/${encodeURIComponent(creative.id)}.svg`,
+    );
+    const dspsText = JSON.stringify(catalog.document.dsps);
+    const traffic =
+      previous?.dspsText === dspsText
+        ? previous.traffic
+        : new DspTraffic(catalog.document.dsps, {
+            // The processes sharing each DSP's cap: this one alone, unless it is one of the workers.
+            workers: cluster.isWorker ? auctionWorkers(config) : 1,
+            unhealthyFailureShare: config.DSP_UNHEALTHY_FAILURE_SHARE,
+            unhealthyTrafficShare: config.DSP_UNHEALTHY_TRAFFIC_SHARE,
+          });
+    const rtb = new RtbDemand(catalog, this.client, traffic, {
       tmaxMs: config.AUCTION_TMAX_MS,
       exchangeDomain: config.EXCHANGE_DOMAIN,
     });
+    const booked = new BookedDemand(catalog, this.counters);
+    return { catalog, demand, booked, rtb, traffic, dspsText, lineage: new Map() };
   }
 
   /** Whether the catalog holds direct, house or fallback ads of that size (an ad without RTB). */
   hasCatalogDemand(size: string): boolean {
-    return this.demand.hasDemand(size);
+    return this.current().demand.hasDemand(size);
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.client.close();
-    await this.booked.counters.close();
+    await this.counters.close();
   }
 
   /**
@@ -95,14 +137,15 @@ export class AuctionService implements OnApplicationShutdown {
    */
   async decide(ctx: AdContext, options: DecideOptions = FULL_AUCTION): Promise<SettledAuction> {
     const started = performance.now();
+    const generation = this.current();
     const deadline = started + this.config.AUCTION_TMAX_MS;
     const at = ctx.publisher.auctionType ?? 2;
     const viewerKey = `${ctx.slot.id}|${ctx.viewer.userKey}`;
-    const catalogDemand = this.demand.candidates(ctx.slot.size, viewerKey);
+    const catalogDemand = generation.demand.candidates(ctx.slot.size, viewerKey);
     const rtb = options.rtb
-      ? await this.rtb.collect(ctx, this.rtb.eligibleDsps(ctx), deadline, at)
+      ? await generation.rtb.collect(ctx, generation.rtb.eligibleDsps(ctx), deadline, at)
       : { candidates: [], records: [] as BidRecord[], waitMs: 0 };
-    const screened = options.direct ? await this.booked.screen(ctx, catalogDemand.paid) : undefined;
+    const screened = options.direct ? await generation.booked.screen(ctx, catalogDemand.paid) : undefined;
     let paid: readonly Candidate[] = screened ? [...screened.paid, ...rtb.candidates] : [];
     const refused = new Map<Candidate, string>();
     const pick = (pool: readonly Candidate[]) => pool[fnv1a32(viewerKey) % pool.length];
@@ -112,7 +155,7 @@ export class AuctionService implements OnApplicationShutdown {
         outcome.filled &&
         screened &&
         paid.includes(outcome.winner) &&
-        !(await this.booked.commit(outcome.winner, screened))
+        !(await generation.booked.commit(outcome.winner, screened))
       ) {
         paid = paid.filter((c) => c !== outcome.winner);
         continue;
@@ -139,7 +182,7 @@ export class AuctionService implements OnApplicationShutdown {
         creative: typeof creative === 'string' ? undefined : creative,
         records: rtb.records,
         refused,
-        winnerDimensions: (candidate) => this.winnerDimensions(candidate),
+        winnerDimensions: (candidate) => this.winnerDimensions(generation, candidate),
         winNotice: won && winner?.rtb?.nurl ? substituteMacros(winner.rtb.nurl, won) : undefined,
         billingNotice: won && winner?.rtb?.burl ? substituteMacros(winner.rtb.burl, won) : undefined,
         dspWaitMs: rtb.waitMs,
@@ -159,15 +202,16 @@ export class AuctionService implements OnApplicationShutdown {
     }
   }
 
-  private winnerDimensions(candidate: Candidate): WinnerDimensions {
+  private winnerDimensions(generation: CatalogGeneration, candidate: Candidate): WinnerDimensions {
     const key = `${candidate.strategyId}\n${candidate.creativeId}\n${candidate.advertiserDomain}\n${candidate.demandType}`;
-    let dimensions = this.lineage.get(key);
+    const lineage = generation.lineage;
+    let dimensions = lineage.get(key);
     if (!dimensions) {
-      dimensions = Object.freeze(winnerDimensions(this.catalog, candidate));
-      if (this.lineage.size >= 10_000) {
-        this.lineage.clear();
+      dimensions = Object.freeze(winnerDimensions(generation.catalog, candidate));
+      if (lineage.size >= 10_000) {
+        lineage.clear();
       }
-      this.lineage.set(key, dimensions);
+      lineage.set(key, dimensions);
     }
     return dimensions;
   }

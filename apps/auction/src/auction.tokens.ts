@@ -1,5 +1,8 @@
 export const AUCTION_CONFIG = Symbol('AUCTION_CONFIG');
+/** The catalog serving now, as a `CatalogSource`: read `current` per request (it reloads). */
 export const CATALOG = Symbol('CATALOG');
+/** Where booked deliveries are counted (`DeliveryCounters`): memory or Redis. */
+export const DELIVERY_COUNTERS_TOKEN = Symbol('DELIVERY_COUNTERS');
 export const CLOCK = Symbol('CLOCK');
 export const GEO_RESOLVER = Symbol('GEO_RESOLVER');
 /** The one guard of the URLs DSPs give us (`DspUrlGuard`). */

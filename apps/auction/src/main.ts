@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { GeoResolver } from '@app/audience';
 import { describeConfig, loadConfig } from '@app/config';
 import { createLogger, joinClusterMetrics, serveClusterMetrics } from '@app/observability';
-import { catalogFrom, eventBusFrom, startHttpApp, stateStoreFrom } from '@app/runtime';
+import { catalogSourceFrom, eventBusFrom, followCatalog, startHttpApp, stateStoreFrom } from '@app/runtime';
 import { AuctionConfig, auctionWorkers } from './auction.config';
 import { AD_TAG_PATHS, AuctionModule } from './auction.module';
 
@@ -32,10 +32,14 @@ async function main(): Promise<void> {
   joinClusterMetrics();
   const bus = eventBusFrom(config, (message) => logger.warn(message));
   const stateStore = stateStoreFrom(config);
+  // Each process (each worker) follows the catalog file itself: a change, or a SIGHUP the primary
+  // relays, reloads it for the next auction; an invalid file is refused and logged.
+  const catalog = catalogSourceFrom(config);
+  const stopFollowing = followCatalog(catalog, logger);
   const app = await startHttpApp(
     AuctionModule.forRoot({
       config,
-      catalog: catalogFrom(config),
+      catalog,
       bus,
       stateStore,
       geo: await GeoResolver.open(),
@@ -52,6 +56,7 @@ async function main(): Promise<void> {
   // Exits once everything is closed (events flushed, connections ended), which is also when a
   // profiler started with --cpu-prof writes its profile.
   process.once('SIGTERM', () => {
+    stopFollowing();
     void app
       .close()
       .then(() => bus.close())
@@ -62,8 +67,8 @@ async function main(): Promise<void> {
 
 /**
  * The primary of `AUCTION_WORKERS` processes: starts them (they share the listening port), starts
- * again one that dies, gathers their metrics for `/metrics`, and on SIGTERM closes them all, each
- * as a single process closes, before it exits.
+ * again one that dies, gathers their metrics for `/metrics`, relays SIGHUP (reload the catalog)
+ * to each of them, and on SIGTERM closes them all, each as a single process closes, before it exits.
  */
 function supervise(workers: number, logger: Logger): void {
   serveClusterMetrics();
@@ -79,6 +84,13 @@ function supervise(workers: number, logger: Logger): void {
   for (let i = 0; i < workers; i += 1) {
     start();
   }
+  // The primary serves no catalog: a SIGHUP is for every worker (without a handler it would end
+  // the primary).
+  process.on('SIGHUP', () => {
+    for (const worker of Object.values(cluster.workers ?? {})) {
+      worker?.process.kill('SIGHUP');
+    }
+  });
   process.once('SIGTERM', () => {
     stopping = true;
     const all = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);

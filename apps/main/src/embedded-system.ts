@@ -5,14 +5,27 @@ import { GeoResolver } from '@app/audience';
 import { AD_TAG_PATHS, AuctionConfig, AuctionModule, EventPublisher, TrackerDispatcher } from '@apps/auction';
 import { EventBusTransport, IngestConfig, IngestModule, StoreMaintenanceService } from '@apps/ingest';
 import { ReportingConfig, ReportingModule, type Clock } from '@apps/reporting';
-import type { Catalog } from '@app/catalog';
+import { deliveryCountersFor, type DeliveryCounters } from '@app/booking';
+import type { Catalog, CatalogSource } from '@app/catalog';
 import type { EventBus } from '@app/events';
 import type { ReportStore } from '@app/report-store';
 import type { StateStore } from '@app/state-store';
-import { catalogFrom, eventBusFrom, reportStoreFrom, startHttpApp, stateStoreFrom } from '@app/runtime';
+import {
+  catalogSourceFrom,
+  eventBusFrom,
+  followCatalog,
+  reportStoreFrom,
+  startHttpApp,
+  stateStoreFrom,
+} from '@app/runtime';
 
 export interface EmbeddedSystem {
+  /** The catalog serving now. */
   readonly catalog: Catalog;
+  /** The catalog's source, which the apps share: it follows CATALOG_PATH (file changes, SIGHUP). */
+  readonly catalogs: CatalogSource;
+  /** Booked deliveries, counted by the auction and read by the reporting's delivery answer. */
+  readonly deliveryCounters: DeliveryCounters;
   readonly bus: EventBus;
   readonly reportStore: ReportStore;
   readonly stateStore: StateStore;
@@ -45,7 +58,9 @@ export async function startEmbeddedSystem(
   // The auction shares this process's event loop with the ingest and the reporting, whose work
   // would read as the auction's overload: no shedding here unless asked for.
   const auctionConfig = loadConfig(AuctionConfig, { AUCTION_SHED_LAG_MS: '0', ...env });
-  const catalog = catalogFrom(reportingConfig);
+  const catalog = catalogSourceFrom(reportingConfig);
+  const stopFollowing = followCatalog(catalog, logger);
+  const deliveryCounters = deliveryCountersFor(auctionConfig);
   const reportStore = await reportStoreFrom(reportingConfig, reportingConfig.QUERY_TIMEOUT_MS);
   const stateStore = stateStoreFrom(reportingConfig);
   const bus = eventBusFrom(ingestConfig, (message) => logger.warn(message));
@@ -58,13 +73,21 @@ export async function startEmbeddedSystem(
     transports: [new EventBusTransport(bus, ingestConfig.INGEST_GROUP_ID)],
   });
   const reporting = await startHttpApp(
-    ReportingModule.forRoot({ config: reportingConfig, catalog, reportStore, stateStore, clock }),
+    ReportingModule.forRoot({
+      config: reportingConfig,
+      catalog,
+      deliveryCounters,
+      reportStore,
+      stateStore,
+      clock,
+    }),
     { host: reportingConfig.REPORTING_HOST, port: reportingConfig.REPORTING_PORT, logger, name: 'reporting' },
   );
   const auction = await startHttpApp(
     AuctionModule.forRoot({
       config: auctionConfig,
       catalog,
+      deliveryCounters,
       bus,
       stateStore,
       geo: await GeoResolver.open(),
@@ -80,7 +103,11 @@ export async function startEmbeddedSystem(
   );
 
   return {
-    catalog,
+    get catalog() {
+      return catalog.current;
+    },
+    catalogs: catalog,
+    deliveryCounters,
     bus,
     reportStore,
     stateStore,
@@ -95,6 +122,7 @@ export async function startEmbeddedSystem(
       await ingest.get(StoreMaintenanceService).sealNow();
     },
     async close() {
+      stopFollowing();
       await auction.close();
       await reporting.close();
       await bus.drain();

@@ -1,7 +1,13 @@
 import 'reflect-metadata';
 import { describeConfig, loadConfig } from '@app/config';
 import { createLogger } from '@app/observability';
-import { catalogFrom, reportStoreFrom, startHttpApp, stateStoreFrom } from '@app/runtime';
+import {
+  catalogSourceFrom,
+  followCatalog,
+  reportStoreFrom,
+  startHttpApp,
+  stateStoreFrom,
+} from '@app/runtime';
 import { ReportingConfig } from './reporting.config';
 import { ReportingModule } from './reporting.module';
 
@@ -11,9 +17,12 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, 'reporting');
   logger.info({ config: describeConfig(config) }, 'starting');
   const reportStore = await reportStoreFrom(config, config.QUERY_TIMEOUT_MS);
+  // Users, accounts and names follow the catalog file: a change or SIGHUP reloads it.
+  const catalog = catalogSourceFrom(config);
+  followCatalog(catalog, logger);
   const module = ReportingModule.forRoot({
     config,
-    catalog: catalogFrom(config),
+    catalog,
     reportStore,
     stateStore: stateStoreFrom(config),
   });

@@ -168,6 +168,14 @@ export class BookedLayer {
     }
   }
 
+  /** How long a lifetime counter lives: the flight, then a month for the delivery report. */
+  lifetimeTtlMs(request: BookingRequest): number {
+    const { endMs } = this.flight(request.timeZone);
+    return Number.isFinite(endMs)
+      ? Math.max(HOUR_MS, endMs - request.nowMs + AFTER_FLIGHT_MS)
+      : NO_END_TTL_MS;
+  }
+
   /**
    * Every counter one delivery to `request` at `priceMicros` moves, with its limit now: goals
    * (lifetime, daily), the hour's even-pacing budget, the reader's caps. The keys do not depend on
@@ -177,9 +185,7 @@ export class BookedLayer {
     const b = this.booking;
     const out: CounterLimit[] = [];
     const { endMs, startMs } = this.flight(request.timeZone);
-    const lifeTtl = Number.isFinite(endMs)
-      ? Math.max(HOUR_MS, endMs - request.nowMs + AFTER_FLIGHT_MS)
-      : NO_END_TTL_MS;
+    const lifeTtl = this.lifetimeTtlMs(request);
     for (const goal of b.goals ?? []) {
       const scale = goal.metric === 'spend' ? SPEND_SCALE : 1;
       const amount = goal.metric === 'impressions' ? 1 : goal.metric === 'spend' ? priceMicros : 0;

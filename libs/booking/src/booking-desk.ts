@@ -176,16 +176,28 @@ export class BookingDesk {
     return failed < 0 ? ELIGIBLE : skipped(limits[failed].reason);
   }
 
-  /** A click on a booked ad: counted towards clicks goals. */
-  async recordClick(strategyId: string, request: BookingRequest): Promise<void> {
+  /**
+   * A click on a booked ad, counted towards its clicks goals (campaign's and strategy's) once per
+   * `decisionId`: the ad of one slot of one email for one reader, however often it is clicked (a
+   * second click is the same reader's interest, not a new one). True when counted; false when the
+   * decision's click was counted before or the strategy has no clicks goal.
+   */
+  countClick(strategyId: string, request: BookingRequest, decisionId: string): Promise<boolean> {
+    const adds: { key: string; amount: number; ttlMs: number }[] = [];
     for (const layer of this.booked.get(strategyId)?.layers ?? []) {
       for (const goal of layer.booking.goals ?? []) {
         if (goal.metric === 'clicks') {
-          await this.counters.add(layer.goalKey('clicks', 'life', request), 1, 400 * 24 * HOUR_MS);
-          await this.counters.add(layer.goalKey('clicks', 'day', request), 1, 48 * HOUR_MS);
+          adds.push(
+            { key: layer.goalKey('clicks', 'life', request), amount: 1, ttlMs: layer.lifetimeTtlMs(request) },
+            { key: layer.goalKey('clicks', 'day', request), amount: 1, ttlMs: 2 * DAY_MS },
+          );
         }
       }
     }
+    if (adds.length === 0) {
+      return Promise.resolve(false);
+    }
+    return this.counters.addOnce(`click:${strategyId}:${decisionId}`, CLICK_ONCE_TTL_MS, adds);
   }
 
   /** Each booked layer with goals: delivery against goal and, for even pacing, against pace. */
@@ -249,6 +261,13 @@ export class BookingDesk {
     return (publisherId && this.catalog.publishers.get(publisherId)?.timeZone) || 'UTC';
   }
 }
+
+const DAY_MS = 24 * HOUR_MS;
+/**
+ * A decision's click is remembered as counted this long: longer than any decision lives (its
+ * advertiser's click window, 30 days by default), so that a late second click is not counted.
+ */
+const CLICK_ONCE_TTL_MS = 90 * DAY_MS;
 
 /** Reasons that depend on counts: judged after the counter read. */
 const COUNTED = new Set(['goal_reached', 'paced', 'cap_reached']);

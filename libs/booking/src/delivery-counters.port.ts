@@ -13,8 +13,16 @@ export interface DeliveryCounters {
    * added, else the index of the first counter that would have passed its limit.
    */
   reserve(limits: readonly Pick<CounterLimit, 'key' | 'amount' | 'limit' | 'ttlMs'>[]): Promise<number>;
-  /** Adds to a counter without a limit (a click on a booked ad). */
-  add(key: string, amount: number, ttlMs: number): Promise<void>;
+  /**
+   * Adds each amount without a limit, once for `onceKey`: the first call for it marks it (for
+   * `onceTtlMs`) and adds, the later ones add nothing. Marking and adding are one atomic step, so
+   * two processes serving the same click twice count it once. True when added.
+   */
+  addOnce(
+    onceKey: string,
+    onceTtlMs: number,
+    adds: readonly { readonly key: string; readonly amount: number; readonly ttlMs: number }[],
+  ): Promise<boolean>;
   /** The counts of the keys, 0 for a key never counted. */
   read(keys: readonly string[]): Promise<number[]>;
   close(): Promise<void>;

@@ -5,3 +5,6 @@ export * from './booking-desk';
 export * from './delivery-counters.port';
 export * from './memory-delivery-counters';
 export * from './redis-delivery-counters';
+export * from './delivery-counters.factory';
+export * from './email-open';
+export * from './open-ledger';

@@ -30,8 +30,19 @@ export class MemoryDeliveryCounters implements DeliveryCounters {
     return -1;
   }
 
-  async add(key: string, amount: number, ttlMs: number): Promise<void> {
-    this.addNow(key, amount, ttlMs);
+  async addOnce(
+    onceKey: string,
+    onceTtlMs: number,
+    adds: readonly { key: string; amount: number; ttlMs: number }[],
+  ): Promise<boolean> {
+    if (this.value(onceKey) > 0) {
+      return false;
+    }
+    this.addNow(onceKey, 1, onceTtlMs);
+    for (const a of adds) {
+      this.addNow(a.key, a.amount, a.ttlMs);
+    }
+    return true;
   }
 
   async read(keys: readonly string[]): Promise<number[]> {

@@ -19,9 +19,16 @@ for i = 1, #KEYS do
 end
 return -1`;
 
-const ADD = `
-local amount = tonumber(ARGV[1])
-if redis.call('INCRBY', KEYS[1], amount) == amount then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+/**
+ * KEYS[1] marks the event (a click of one decision) as counted; the other keys are added to only
+ * when this call set the mark. ARGV: the mark's TTL, then amount and TTL per other key.
+ */
+const ADD_ONCE = `
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return 0 end
+for i = 2, #KEYS do
+  local amount = tonumber(ARGV[2 * i - 2])
+  if redis.call('INCRBY', KEYS[i], amount) == amount then redis.call('PEXPIRE', KEYS[i], ARGV[2 * i - 1]) end
+end
 return 1`;
 
 export interface RedisDeliveryCountersOptions {
@@ -59,8 +66,17 @@ export class RedisDeliveryCounters implements DeliveryCounters {
     return Number(await this.redis.eval(RESERVE, limits.length, ...limits.map((l) => l.key), ...args));
   }
 
-  async add(key: string, amount: number, ttlMs: number): Promise<void> {
-    await this.redis.eval(ADD, 1, key, Math.round(amount), Math.max(1, Math.round(ttlMs)));
+  async addOnce(
+    onceKey: string,
+    onceTtlMs: number,
+    adds: readonly { key: string; amount: number; ttlMs: number }[],
+  ): Promise<boolean> {
+    const args: (string | number)[] = [Math.max(1, Math.round(onceTtlMs))];
+    for (const a of adds) {
+      args.push(Math.round(a.amount), Math.max(1, Math.round(a.ttlMs)));
+    }
+    const keys = [onceKey, ...adds.map((a) => a.key)];
+    return Number(await this.redis.eval(ADD_ONCE, keys.length, ...keys, ...args)) === 1;
   }
 
   async read(keys: readonly string[]): Promise<number[]> {

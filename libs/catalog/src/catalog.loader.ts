@@ -138,9 +138,23 @@ export function buildCatalog(plain: unknown): Catalog {
 }
 
 export function loadCatalog(file: string = DEMO_CATALOG_PATH): Catalog {
+  return catalogFromBytes(readCatalogBytes(file), file);
+}
+
+/** The bytes of a catalog file; an unreadable file is a CatalogException. */
+export function readCatalogBytes(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new CatalogException(CatalogErrorCode.Unreadable, [`${file}: ${(error as Error).message}`]);
+  }
+}
+
+/** The catalog a file's bytes hold: JSON that is not valid is unreadable, a wrong catalog invalid. */
+export function catalogFromBytes(bytes: Buffer, file: string): Catalog {
   let plain: unknown;
   try {
-    plain = JSON.parse(readFileSync(file, 'utf8'));
+    plain = JSON.parse(bytes.toString('utf8'));
   } catch (error) {
     throw new CatalogException(CatalogErrorCode.Unreadable, [`${file}: ${(error as Error).message}`]);
   }

@@ -5,3 +5,4 @@ export * from './catalog.exception';
 export * from './sellers-json';
 export * from './booking.schema';
 export * from './booking.validation';
+export * from './catalog.source';

@@ -64,3 +64,76 @@ export const bookingSkips = once(
       labelNames: ['strategy', 'reason'],
     }),
 );
+
+/**
+ * The catalog each process serves. In a cluster the primary sums the workers' series, so
+ * `adx_catalog_info{version}` counts the processes serving each version: one version at N is a
+ * reload every worker took.
+ */
+export const catalogInfo = once(
+  'adx_catalog_info',
+  () =>
+    new Gauge({
+      name: 'adx_catalog_info',
+      help: 'Processes serving each catalog version (the first 12 hex digits of the SHA-256 of the catalog file)',
+      labelNames: ['version'],
+    }),
+);
+
+export const catalogReloads = once(
+  'adx_catalog_reloads_total',
+  () =>
+    new Counter({
+      name: 'adx_catalog_reloads_total',
+      help: 'Catalog reloads by result: applied (a valid new file serves), unchanged (same bytes), refused (invalid or unreadable: the old catalog still serves)',
+      labelNames: ['result'],
+    }),
+);
+
+export const catalogLastReload = once(
+  'adx_catalog_last_reload_timestamp_seconds',
+  () =>
+    new Gauge({
+      name: 'adx_catalog_last_reload_timestamp_seconds',
+      help: 'When the last reload of each result happened, Unix seconds (a refused one later than the last applied one: the file on disk is not what serves)',
+      labelNames: ['result'],
+      aggregator: 'max',
+    }),
+);
+
+/**
+ * A booked goal's delivery, read from the delivery counters at each scrape. Every worker reads the
+ * same counters, so the cluster shows the largest value rather than the sum.
+ */
+export const bookingDelivered = once(
+  'adx_booking_delivered',
+  () =>
+    new Gauge({
+      name: 'adx_booking_delivered',
+      help: 'Delivered so far of a booked goal, by scope (campaign, strategy), id, metric (impressions, clicks, spend in micro-USD) and period (lifetime, today in the booking time zone)',
+      labelNames: ['scope', 'id', 'metric', 'period'],
+      aggregator: 'max',
+    }),
+);
+
+export const bookingGoal = once(
+  'adx_booking_goal',
+  () =>
+    new Gauge({
+      name: 'adx_booking_goal',
+      help: 'A booked goal, by scope, id, metric and period (lifetime, daily)',
+      labelNames: ['scope', 'id', 'metric', 'period'],
+      aggregator: 'max',
+    }),
+);
+
+export const bookingExpected = once(
+  'adx_booking_expected_by_now',
+  () =>
+    new Gauge({
+      name: 'adx_booking_expected_by_now',
+      help: 'What an evenly paced lifetime goal should have delivered by now (a straight line over its flight), by scope, id and metric',
+      labelNames: ['scope', 'id', 'metric'],
+      aggregator: 'max',
+    }),
+);

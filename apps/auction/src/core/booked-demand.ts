@@ -1,11 +1,4 @@
-import {
-  BookingDesk,
-  MemoryDeliveryCounters,
-  RedisDeliveryCounters,
-  type BookingRequest,
-  type CountSnapshot,
-  type DeliveryCounters,
-} from '@app/booking';
+import { BookingDesk, type BookingRequest, type CountSnapshot, type DeliveryCounters } from '@app/booking';
 import type { Catalog } from '@app/catalog';
 import { bookingSkips } from '@app/observability';
 import type { AdContext } from './ad-context';
@@ -16,19 +9,6 @@ export interface BookedScreen {
   readonly paid: readonly Candidate[];
   readonly request: BookingRequest;
   readonly counts: CountSnapshot;
-}
-
-/** Delivery counters in Redis when the auction shares its state (every process sees one count), else in memory. */
-export function deliveryCountersFor(settings: {
-  REDIS_URL?: string;
-  REDIS_KEY_PREFIX: string;
-}): DeliveryCounters {
-  return settings.REDIS_URL
-    ? new RedisDeliveryCounters({
-        url: settings.REDIS_URL,
-        keyPrefix: `${settings.REDIS_KEY_PREFIX}booking:`,
-      })
-    : new MemoryDeliveryCounters();
 }
 
 /** What the booking judges of an ad request. */

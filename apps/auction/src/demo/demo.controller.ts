@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Inject, Param, Query } from '@nestjs/common';
-import type { Catalog } from '@app/catalog';
+import type { Catalog, CatalogSource } from '@app/catalog';
 import { AuctionErrorCode, AuctionException } from '../auction.exception';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
 import { PublicOrigin } from '../public-origin.service';
@@ -12,8 +12,13 @@ import { newsletterPage } from './newsletter.page';
  */
 @Controller()
 export class DemoController {
+  /** The catalog serving now: read per request, so that a reload takes effect at once. */
+  private get catalog(): Catalog {
+    return this.catalogs.current;
+  }
+
   constructor(
-    @Inject(CATALOG) private readonly catalog: Catalog,
+    @Inject(CATALOG) private readonly catalogs: CatalogSource,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly origin: PublicOrigin,
   ) {}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Catalog } from '@app/catalog';
+import type { Catalog, CatalogSource } from '@app/catalog';
 import { adRequests } from '@app/observability';
 import { AuctionException, AuctionErrorCode } from '../auction.exception';
 import { AuctionService, FULL_AUCTION, type DecideOptions } from '../auction.service';
@@ -12,7 +12,8 @@ import { DecisionEvents } from '../core/auction-events';
 import { viewerDimensions } from '../core/event-dimensions';
 import { UserSyncService, type SyncUser } from '../sync/user-sync.service';
 import { TrackerDispatcher } from '../tracking/tracker.dispatcher';
-import type { StoredDecision } from './decision.codec';
+import { bookingRequestOf } from '../core/booked-demand';
+import { digest, type StoredDecision } from './decision.codec';
 import { attributionWindowHours, DecisionStore } from './decision.store';
 import { EventPublisher } from './event.publisher';
 import { LoadShedder } from './load-shedder';
@@ -55,8 +56,13 @@ interface ReadRequest {
  */
 @Injectable()
 export class AdServingService {
+  /** The catalog serving now: read per request, so that a reload takes effect at once. */
+  private get catalog(): Catalog {
+    return this.catalogs.current;
+  }
+
   constructor(
-    @Inject(CATALOG) private readonly catalog: Catalog,
+    @Inject(CATALOG) private readonly catalogs: CatalogSource,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly auctions: AuctionService,
     private readonly decisions: DecisionStore,
@@ -111,6 +117,13 @@ export class AdServingService {
     this.events.publish([new DecisionEvents(decision).click(ctx.now, viewerDimensions(ctx.viewer))]);
     this.trackers.fire('click', decision.clickTrackers);
     await this.touch('click', request, stored);
+    if (decision.winner.demand_type === 'direct') {
+      // A booked clicks goal counts this decision's first click (docs/direct-campaigns.md#clicks).
+      // The reader reaches the landing page even when the counters cannot be written.
+      await this.auctions.booked.desk
+        .countClick(decision.winner.strategy_id, bookingRequestOf(ctx), digest(request.key))
+        .catch(() => adRequests.inc({ endpoint: 'click', result: 'click_not_counted' }));
+    }
     return { location: decision.clickUrl, setCookie: request.setCookie };
   }
 

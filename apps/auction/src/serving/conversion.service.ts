@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Catalog } from '@app/catalog';
+import type { Catalog, CatalogSource } from '@app/catalog';
 import { adRequests } from '@app/observability';
 import { AuctionErrorCode, AuctionException } from '../auction.exception';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
@@ -23,8 +23,13 @@ export type ConversionResult = 'post_click' | 'post_view' | 'unattributed' | 'du
  */
 @Injectable()
 export class ConversionService {
+  /** The catalog serving now: read per request, so that a reload takes effect at once. */
+  private get catalog(): Catalog {
+    return this.catalogs.current;
+  }
+
   constructor(
-    @Inject(CATALOG) private readonly catalog: Catalog,
+    @Inject(CATALOG) private readonly catalogs: CatalogSource,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly decisions: DecisionStore,
     private readonly viewers: ViewerResolver,

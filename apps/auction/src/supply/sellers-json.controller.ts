@@ -1,25 +1,35 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { buildSellersJson, type Catalog } from '@app/catalog';
+import { buildSellersJson, type Catalog, type CatalogSource } from '@app/catalog';
 import type { AuctionConfig } from '../auction.config';
 import { AUCTION_CONFIG, CATALOG } from '../auction.tokens';
 
 /**
  * `GET /sellers.json` (IAB sellers.json 1.0, docs/dsp-integration.md#sellersjson): the sellers of
  * the catalog, for buyers that check the `sid` of our supply chain node and the seller id of a
- * publisher's ads.txt line. Built once: a catalog does not change while the app runs.
+ * publisher's ads.txt line. Built once per catalog: again after a reload.
  */
 @Controller()
 export class SellersJsonController {
-  private readonly body: string;
+  private built?: { catalog: Catalog; body: string };
 
-  constructor(@Inject(AUCTION_CONFIG) config: AuctionConfig, @Inject(CATALOG) catalog: Catalog) {
-    this.body = JSON.stringify(
-      buildSellersJson(catalog, {
-        contactEmail: config.SELLERS_CONTACT_EMAIL,
-        contactAddress: config.SELLERS_CONTACT_ADDRESS,
-      }),
-    );
+  constructor(
+    @Inject(AUCTION_CONFIG) private readonly config: AuctionConfig,
+    @Inject(CATALOG) private readonly catalogs: CatalogSource,
+  ) {}
+
+  private body(): string {
+    const catalog = this.catalogs.current;
+    if (this.built?.catalog !== catalog) {
+      const body = JSON.stringify(
+        buildSellersJson(catalog, {
+          contactEmail: this.config.SELLERS_CONTACT_EMAIL,
+          contactAddress: this.config.SELLERS_CONTACT_ADDRESS,
+        }),
+      );
+      this.built = { catalog, body };
+    }
+    return this.built.body;
   }
 
   @Get('sellers.json')
@@ -27,6 +37,6 @@ export class SellersJsonController {
     res
       .status(200)
       .set({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' })
-      .send(this.body);
+      .send(this.body());
   }
 }

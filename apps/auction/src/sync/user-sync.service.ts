@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Catalog, DspRecord } from '@app/catalog';
+import type { Catalog, CatalogSource, DspRecord } from '@app/catalog';
 import type { PrivacySignals, TcfConsent } from '@app/openrtb';
 import { AuctionErrorCode, AuctionException } from '../auction.exception';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
@@ -47,8 +47,13 @@ export interface SyncUser {
  */
 @Injectable()
 export class UserSyncService {
+  /** The catalog serving now: read per request, so that a reload takes effect at once. */
+  private get catalog(): Catalog {
+    return this.catalogs.current;
+  }
+
   constructor(
-    @Inject(CATALOG) private readonly catalog: Catalog,
+    @Inject(CATALOG) private readonly catalogs: CatalogSource,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly store: UserSyncStore,
     private readonly origin: PublicOrigin,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { buildCatalog } from '@app/catalog';
+import { buildCatalog, CatalogSource } from '@app/catalog';
 import { ReportCode } from '@app/report-model';
 import { MemoryStateStore } from '@app/state-store';
 import { TEST_USERS, testCatalogDocument } from '@app/testing';
@@ -24,7 +24,7 @@ describe('AuthenticationService', () => {
 
   beforeEach(() => {
     state = new MemoryStateStore(() => NOW.getTime());
-    auth = new AuthenticationService(catalog, state, new ReportingConfig());
+    auth = new AuthenticationService(CatalogSource.of(catalog), state, new ReportingConfig());
   });
 
   const codeOf = async (body: Record<string, unknown>): Promise<ReportCode | 'ok'> => {
@@ -144,7 +144,7 @@ describe('AuthenticationService', () => {
 
   it('honours SEED_WINDOW_SECONDS', async () => {
     const config = Object.assign(new ReportingConfig(), { SEED_WINDOW_SECONDS: 10 });
-    const narrow = new AuthenticationService(catalog, state, config);
+    const narrow = new AuthenticationService(CatalogSource.of(catalog), state, config);
     await expect(
       narrow.authenticate(signed('demo-pub', NOW_SECONDS - 11, 'demo-pub-token'), NOW),
     ).rejects.toMatchObject({ code: ReportCode.SeedOutOfWindow });

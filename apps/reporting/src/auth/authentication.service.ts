@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { AccountRecord, Catalog, UserRecord } from '@app/catalog';
+import type { AccountRecord, Catalog, CatalogSource, UserRecord } from '@app/catalog';
 import { ReportCode } from '@app/report-model';
 import { STATE_STORE, type StateStore } from '@app/state-store';
 import { ReportingException } from '../reporting.exception';
@@ -38,8 +38,13 @@ function seedOf(value: unknown): number | undefined {
  */
 @Injectable()
 export class AuthenticationService {
+  /** The catalog serving now: read per request, so that a reload takes effect at once. */
+  private get catalog(): Catalog {
+    return this.catalogs.current;
+  }
+
   constructor(
-    @Inject(CATALOG) private readonly catalog: Catalog,
+    @Inject(CATALOG) private readonly catalogs: CatalogSource,
     @Inject(STATE_STORE) private readonly state: StateStore,
     @Inject(REPORTING_CONFIG) private readonly config: ReportingConfig,
   ) {}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadCatalog } from '@app/catalog';
+import { CatalogSource, loadCatalog } from '@app/catalog';
 import { ReportCode, emptyMeasures, type Measures, type StoreRow } from '@app/report-model';
 import {
   ReportStoreErrorCode,
@@ -92,7 +92,7 @@ function serviceOn(store: FakeStore): ReportService {
     { authenticate: () => Promise.resolve(auth) } as unknown as AuthenticationService,
     { consume: () => Promise.resolve() } as unknown as RateLimiterService,
     store as unknown as ReportStore,
-    catalog,
+    CatalogSource.of(catalog),
     { QUERY_TIMEOUT_MS: 1234 } as ReportingConfig,
   );
 }

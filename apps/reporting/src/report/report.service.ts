@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Catalog } from '@app/catalog';
+import type { Catalog, CatalogSource } from '@app/catalog';
 import { ReportCode, type StoreQuery } from '@app/report-model';
 import {
   REPORT_STORE,
@@ -58,11 +58,16 @@ const ABANDON_AFTER_MS = 60_000;
  */
 @Injectable()
 export class ReportService {
+  /** The catalog serving now: read per request, so that a reload takes effect at once. */
+  private get catalog(): Catalog {
+    return this.catalogs.current;
+  }
+
   constructor(
     private readonly authentication: AuthenticationService,
     private readonly rateLimiter: RateLimiterService,
     @Inject(REPORT_STORE) private readonly store: ReportStore,
-    @Inject(CATALOG) private readonly catalog: Catalog,
+    @Inject(CATALOG) private readonly catalogs: CatalogSource,
     @Inject(REPORTING_CONFIG) private readonly config: ReportingConfig,
   ) {}
 
@@ -73,7 +78,9 @@ export class ReportService {
       throw new ReportingException(ReportCode.InvalidFunction, 'function must be data');
     }
     const dto = validateReportRequest(body);
-    const plan = planReport(dto, auth, this.catalog, now);
+    // One catalog for the whole report, though a reload may swap it meanwhile.
+    const catalog = this.catalog;
+    const plan = planReport(dto, auth, catalog, now);
     const query: StoreQuery = {
       range: plan.range,
       split: plan.split,
@@ -84,7 +91,7 @@ export class ReportService {
     };
     // One store read makes the whole report, rows and totals alike: two reads would see two states
     // of a store being written to (issue 22), so the totals are always the sums of the rows read.
-    const stream = this.store.stream({ ...query, order: storeOrder(plan, this.catalog) });
+    const stream = this.store.stream({ ...query, order: storeOrder(plan, catalog) });
     const rows = stream[Symbol.asyncIterator]();
     let source: Omit<ReportSource, 'abandonAfterMs'>;
     if (plan.columnTotals === 'top') {
@@ -97,7 +104,7 @@ export class ReportService {
       // at the bottom are summed as the rows pass.
       source = { first: await storeCall(() => rows.next()), rest: rows };
     }
-    const report = new StreamedReport(plan, this.catalog, { ...source, abandonAfterMs: ABANDON_AFTER_MS });
+    const report = new StreamedReport(plan, catalog, { ...source, abandonAfterMs: ABANDON_AFTER_MS });
     const code = report.empty
       ? ReportCode.NoData
       : plan.removedColumns.length > 0
