@@ -30,6 +30,22 @@ class MinInsyncWithinReplicas implements ValidatorConstraintInterface {
   }
 }
 
+/** A cluster without its shards, or without the node reports read from, has nowhere to go. */
+@ValidatorConstraint({ name: 'clusterComplete' })
+class ClusterComplete implements ValidatorConstraintInterface {
+  validate(cluster: string | undefined, args: ValidationArguments): boolean {
+    const settings = args.object as StoreSettings;
+    return (
+      cluster === undefined ||
+      (settings.CLICKHOUSE_URL !== undefined && settings.CLICKHOUSE_SHARDS !== undefined)
+    );
+  }
+
+  defaultMessage(): string {
+    return "CLICKHOUSE_CLUSTER needs CLICKHOUSE_SHARDS (the shards' replica URLs) and CLICKHOUSE_URL (the node reports read from)";
+  }
+}
+
 /**
  * Settings every app shares: logging, the catalog, and the distributed adapters. Each of
  * KAFKA_BROKERS and REDIS_URL switches its port from the embedded adapter to the distributed one.
@@ -163,6 +179,28 @@ export class StoreSettings extends BaseSettings {
   @Secret()
   @IsString()
   CLICKHOUSE_PASSWORD = '';
+
+  /**
+   * The cluster's name in the ClickHouse servers' `remote_servers` (`adx` in the stack's cluster);
+   * unset means one server. With it the store writes each source's events to its shard's local
+   * `Replicated` tables and reads the `Distributed` tables over them (docs/distributed.md, "The
+   * product on the cluster").
+   */
+  @IsOptional()
+  @Matches(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, { message: 'CLICKHOUSE_CLUSTER must be a cluster name' })
+  @Validate(ClusterComplete)
+  CLICKHOUSE_CLUSTER?: string = undefined;
+
+  /**
+   * With CLICKHOUSE_CLUSTER: the HTTP URLs of each shard's replicas, shards separated by `;` and
+   * replicas by `,`, in the servers' shard order. The order routes sources to shards: never change
+   * it while the tables hold data.
+   */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s,;]+(,https?:\/\/[^\s,;]+)*(;https?:\/\/[^\s,;]+(,https?:\/\/[^\s,;]+)*)*$/, {
+    message: 'CLICKHOUSE_SHARDS must be http(s) URLs: replicas separated by commas, shards by semicolons',
+  })
+  CLICKHOUSE_SHARDS?: string = undefined;
 
   /** Folder of the numbered ClickHouse migrations. */
   @IsString()

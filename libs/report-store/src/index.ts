@@ -7,6 +7,7 @@ export * from './duckdb/duckdb-report.store';
 export * from './clickhouse/clickhouse-report.store';
 export * from './clickhouse/clickhouse-literal';
 export * from './clickhouse/clickhouse-migrator';
+export * from './clickhouse/clickhouse-cluster';
 export * from './clickhouse/clickhouse-query.builder';
 export * from './clickhouse/closed-day.sealer';
 export * from './clickhouse/inexact-rollup';

@@ -1,6 +1,6 @@
 import { type Catalog, loadCatalog } from '@app/catalog';
 import { InProcessEventBus, KafkaEventBus, type EventBus } from '@app/events';
-import { openReportStore, type ReportStore } from '@app/report-store';
+import { openReportStore, parseShards, type ReportStore } from '@app/report-store';
 import { MemoryStateStore, RedisStateStore, type StateStore } from '@app/state-store';
 import type { BaseSettings, StoreSettings } from '@app/config';
 
@@ -24,6 +24,9 @@ export function reportStoreFrom(settings: StoreSettings, queryTimeoutMs = 30_000
       sampleDenominator: settings.INEXACT_SAMPLE_DENOMINATOR,
       queryTimeoutMs,
       rawRetentionMonths: settings.RAW_RETENTION_MONTHS,
+      cluster: settings.CLICKHOUSE_CLUSTER
+        ? { name: settings.CLICKHOUSE_CLUSTER, shards: parseShards(settings.CLICKHOUSE_SHARDS ?? '') }
+        : undefined,
     });
   }
   return openReportStore({

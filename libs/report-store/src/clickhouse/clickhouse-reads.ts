@@ -20,20 +20,36 @@ export interface ClickHouseReadOptions {
   readonly inexactRollup?: boolean;
 }
 
+/**
+ * A server whose sealed tables the reports rely on: the one server, or each node of a cluster (a
+ * client on its local tables and a sealer there). Reports themselves read through `client` of
+ * `ClickHouseReads`: on a cluster, the `Distributed` tables.
+ */
+export interface ReadNode {
+  readonly client: ClickHouseClient;
+  readonly sealer: () => ClosedDaySealer;
+}
+
 /** The reports' read path: one query per report, streamed, from tables safe to read. */
 export class ClickHouseReads {
   /** The newest day `inexact_monthly` holds whole, when it was read, and a read under way. */
   private monthly?: { readonly through: string | undefined; readonly readAt: number };
   private monthlyRead?: Promise<void>;
-  /** The start (UNIX seconds) of the server whose sealed tables were last found whole. */
-  private checkedStart?: number;
-  /** The look at the sealed tables after a server start, one at a time (`readableTables`). */
-  private checking?: Promise<void>;
+  /** Per node, the start (UNIX seconds) of the server whose sealed tables were last found whole. */
+  private readonly checkedStart = new Map<ReadNode, number>();
+  /** Per node, the look at the sealed tables after a server start, one at a time (`readableTables`). */
+  private readonly checking = new Map<ReadNode, Promise<void>>();
 
+  /**
+   * `nodes`: the one server (whose failure fails the report), or a cluster's nodes: a node that does
+   * not answer is left out of the checks, since a `Distributed` read goes to the other replica of
+   * its shard, and checked once it answers again (its start time changed).
+   */
   constructor(
     private readonly client: ClickHouseClient,
     private readonly options: ClickHouseReadOptions,
-    private readonly sealer: () => ClosedDaySealer,
+    private readonly nodes: readonly ReadNode[],
+    private readonly cluster = false,
   ) {}
 
   /** Waits for a background read of the copy's newest day, before the client closes. */
@@ -128,14 +144,31 @@ export class ClickHouseReads {
     return this.monthly?.through;
   }
 
+  /**
+   * On a cluster each replica's copy is its own (its shard's days, swapped in by replication a
+   * moment apart): the newest day every replica holds, the oldest of their newest; a replica that
+   * does not answer, or holds no copy, leaves it unknown (the reports then read `inexact_daily`,
+   * exact to the sample either way, only slower), since a read may reach it once it is back.
+   */
   private async readMonthlyThrough(): Promise<void> {
-    try {
-      const result = await this.client.query({
+    const through = async (client: ClickHouseClient) => {
+      const result = await client.query({
         query: `SELECT toString(max(day)) AS d, count() AS n FROM inexact_monthly WHERE dimension = '' AND seal_mark > 0`,
         format: 'JSONEachRow',
       });
       const [{ d, n }] = await result.json<{ d: string; n: string }>();
-      this.monthly = { through: n === '0' ? undefined : d, readAt: Date.now() };
+      return n === '0' ? undefined : d;
+    };
+    try {
+      if (!this.cluster) {
+        this.monthly = { through: await through(this.client), readAt: Date.now() };
+        return;
+      }
+      const days = await Promise.all(this.nodes.map((node) => through(node.client).catch(() => undefined)));
+      this.monthly = {
+        through: days.includes(undefined) ? undefined : (days as string[]).sort()[0],
+        readAt: Date.now(),
+      };
     } catch {
       // Left unknown (or as it was): the query reads inexact_daily, and reports ClickHouse's failure.
     }
@@ -150,21 +183,44 @@ export class ClickHouseReads {
    * the report fails (code Unavailable) rather than answer a number counted twice.
    */
   private async readableTables(): Promise<void> {
-    const [{ start }] = await (
-      await this.client.query({ query: 'SELECT toUInt32(now()) - uptime() AS start', format: 'JSONEachRow' })
-    ).json<{ start: number }>();
-    // The start computed from two clocks read apart may differ by a second for the same server.
-    if (this.checkedStart !== undefined && Math.abs(Number(start) - this.checkedStart) <= 2) {
-      return;
-    }
-    this.checking ??= this.checkAfterStart(Number(start)).finally(() => {
-      this.checking = undefined;
-    });
-    await this.checking;
+    await Promise.all(this.nodes.map((node) => this.readableOn(node)));
   }
 
-  private async checkAfterStart(start: number): Promise<void> {
-    const sealer = this.sealer();
+  private async readableOn(node: ReadNode): Promise<void> {
+    let start: number;
+    try {
+      const [row] = await (
+        await node.client.query({
+          query: 'SELECT toUInt32(now()) - uptime() AS start',
+          format: 'JSONEachRow',
+        })
+      ).json<{ start: number }>();
+      start = Number(row.start);
+    } catch (error) {
+      if (this.cluster) {
+        // Down: its shard's reads go to the other replica; its start will differ when it is back.
+        this.checkedStart.delete(node);
+        return;
+      }
+      throw error;
+    }
+    // The start computed from two clocks read apart may differ by a second for the same server.
+    const checked = this.checkedStart.get(node);
+    if (checked !== undefined && Math.abs(start - checked) <= 2) {
+      return;
+    }
+    let checking = this.checking.get(node);
+    if (checking === undefined) {
+      checking = this.checkAfterStart(node, start).finally(() => {
+        this.checking.delete(node);
+      });
+      this.checking.set(node, checking);
+    }
+    await checking;
+  }
+
+  private async checkAfterStart(node: ReadNode, start: number): Promise<void> {
+    const sealer = node.sealer();
     if ((await sealer.ghostDays()).length > 0) {
       await sealer.seal(new Date());
       const left = await sealer.ghostDays();
@@ -175,6 +231,6 @@ export class ClickHouseReads {
         );
       }
     }
-    this.checkedStart = start;
+    this.checkedStart.set(node, start);
   }
 }

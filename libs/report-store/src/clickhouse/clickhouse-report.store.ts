@@ -12,8 +12,9 @@ import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exce
 import { identifier } from './clickhouse-literal';
 import { classify } from './clickhouse-errors';
 import { ClickHouseIngest } from './clickhouse-ingest';
-import { migrateClickHouse } from './clickhouse-migrator';
+import { migrateClickHouse, migrateClickHouseCluster, type ClusterNodeClient } from './clickhouse-migrator';
 import { ClickHouseReads } from './clickhouse-reads';
+import { distributedDatabase, shardOfSource, type ClickHouseCluster } from './clickhouse-cluster';
 import { dropExpiredRaw } from './clickhouse-retention';
 import { ClosedDaySealer } from './closed-day.sealer';
 
@@ -45,6 +46,20 @@ export interface ClickHouseStoreOptions {
    * and drops it (10 minutes by default: longer than any day's recompute or month's copy).
    */
   readonly stagingAbandonedAfterMs?: number;
+  /**
+   * A ClickHouse cluster instead of one server (docs/distributed.md, "The product on the cluster"):
+   * events go to their source's shard (`shardOfSource`), to its first replica that answers; each
+   * shard is sealed on that replica; reports read the `Distributed` tables through `url` (any node).
+   */
+  readonly cluster?: ClickHouseCluster;
+}
+
+/** One shard of a cluster: a client and an ingest on each replica, and the replica in use. */
+interface Shard {
+  readonly nodes: readonly ClusterNodeClient[];
+  readonly writes: readonly ClickHouseIngest[];
+  /** The replica the ingest writes to and the sealer runs on, until it fails to answer. */
+  active: number;
 }
 
 /** How long one migration statement may take. */
@@ -61,30 +76,58 @@ export class ClickHouseReportStore implements ReportStore {
   private readonly client: ClickHouseClient;
   private readonly writes: ClickHouseIngest;
   private readonly reads: ClickHouseReads;
+  /** On a cluster, its shards in the configured order (the routing's). */
+  private readonly shards: readonly Shard[];
   private closed = false;
 
   constructor(private readonly options: ClickHouseStoreOptions) {
-    this.client = createClient({
-      url: options.url,
-      username: options.username ?? 'default',
-      password: options.password ?? '',
-      database: identifier(options.database),
-      request_timeout: options.queryTimeoutMs + 5_000,
-      max_open_connections: 16,
-      // Failures reach callers as ReportStoreException; the client's own console output is noise.
-      log: { level: ClickHouseLogLevel.OFF },
-    });
+    const client = (url: string, database: string, settings?: { insert_deduplicate: 0 }) =>
+      createClient({
+        url,
+        username: options.username ?? 'default',
+        password: options.password ?? '',
+        database,
+        request_timeout: options.queryTimeoutMs + 5_000,
+        max_open_connections: 16,
+        clickhouse_settings: settings,
+        // Failures reach callers as ReportStoreException; the client's own console output is noise.
+        log: { level: ClickHouseLogLevel.OFF },
+      });
+    const cluster = options.cluster;
+    this.client = client(
+      options.url,
+      cluster ? distributedDatabase(options.database) : identifier(options.database),
+    );
     this.writes = new ClickHouseIngest(this.client, options);
-    this.reads = new ClickHouseReads(this.client, options, () => this.sealer());
+    // A replicated table drops a block identical to one of its last 100 (insert_deduplicate), which
+    // a view's block can be (two batches of one click each on the same key): off, as on one server.
+    this.shards = (cluster?.shards ?? []).map((urls, shard) => {
+      const nodes = urls.map((url) => ({
+        shard,
+        url,
+        client: client(url, identifier(options.database), { insert_deduplicate: 0 }),
+      }));
+      return { nodes, writes: nodes.map((node) => new ClickHouseIngest(node.client, options)), active: 0 };
+    });
+    this.reads = cluster
+      ? new ClickHouseReads(
+          this.client,
+          options,
+          this.shards.flatMap((shard) =>
+            shard.nodes.map((node) => ({ client: node.client, sealer: () => this.sealer(node.client) })),
+          ),
+          true,
+        )
+      : new ClickHouseReads(this.client, options, [{ client: this.client, sealer: () => this.sealer() }]);
   }
 
   async migrate(): Promise<void> {
     // Not the query timeout: a migration may copy whole tables (006 rolls up the sample: over a minute for 50
     // million events, bench/journal/reports.md), and a client that gave up would leave the server copying
     // while the next start runs the migration again.
-    const client = (database?: string) =>
+    const client = (database?: string, url = this.options.url) =>
       createClient({
-        url: this.options.url,
+        url,
         username: this.options.username ?? 'default',
         password: this.options.password ?? '',
         database,
@@ -99,6 +142,10 @@ export class ClickHouseReportStore implements ReportStore {
     } finally {
       await admin.close();
     }
+    if (this.options.cluster) {
+      await this.migrateCluster(this.options.cluster, client);
+      return;
+    }
     const migrating = client(identifier(this.options.database));
     try {
       await migrateClickHouse(migrating, this.options.migrationsDir);
@@ -106,6 +153,33 @@ export class ClickHouseReportStore implements ReportStore {
       throw classify(error, 'migrate');
     } finally {
       await migrating.close();
+    }
+  }
+
+  /** Every node of the cluster: its database, the migrations, the Distributed tables. */
+  private async migrateCluster(
+    cluster: ClickHouseCluster,
+    client: (database?: string, url?: string) => ClickHouseClient,
+  ): Promise<void> {
+    const nodes = cluster.shards.flatMap((urls, shard) =>
+      urls.map((url) => ({ shard, url, client: client(identifier(this.options.database), url) })),
+    );
+    try {
+      for (const url of cluster.shards.flat()) {
+        const admin = client(undefined, url);
+        try {
+          await admin.command({
+            query: `CREATE DATABASE IF NOT EXISTS ${identifier(this.options.database)}`,
+          });
+        } finally {
+          await admin.close();
+        }
+      }
+      await migrateClickHouseCluster(nodes, this.options.migrationsDir, this.options.database, cluster.name);
+    } catch (error) {
+      throw classify(error, 'migrate');
+    } finally {
+      await Promise.all(nodes.map((node) => node.client.close()));
     }
   }
 
@@ -128,16 +202,70 @@ export class ClickHouseReportStore implements ReportStore {
     options: IngestOptions = {},
   ): Promise<IngestResult> {
     this.assertOpen();
-    return this.writes.ingest(source, batch, options);
+    if (this.shards.length === 0) {
+      return this.writes.ingest(source, batch, options);
+    }
+    const shard = this.shards[shardOfSource(source, this.shards.length)];
+    const replica = shard.active;
+    try {
+      return await shard.writes[replica].ingest(source, batch, options);
+    } catch (error) {
+      // Unreachable: the retry (the ingest's own) goes to the next replica. It reads the source's
+      // offset there, which may lag by what replication had not carried yet: those events are
+      // written again, on the same shard, and sealing counts them once.
+      if (error instanceof ReportStoreException && error.code === ReportStoreErrorCode.Unavailable) {
+        shard.active = (replica + 1) % shard.nodes.length;
+      }
+      throw error;
+    }
   }
 
   async seal(now: Date): Promise<SealResult> {
     this.assertOpen();
+    if (this.shards.length > 0) {
+      return this.onEveryShard(
+        'seal',
+        async (client) => this.sealer(client).seal(now),
+        (results) => ({
+          sealed: [...new Set(results.flatMap((r) => r.sealed))].sort(),
+          final: Math.min(...results.map((r) => r.final)),
+        }),
+      );
+    }
     try {
       return await this.sealer().seal(now);
     } catch (error) {
       throw classify(error, 'seal');
     }
+  }
+
+  /**
+   * `job` on each shard, on its active replica, or the next one when that one does not answer (which
+   * becomes the shard's active replica); `combine` the shards' results. Sealing and retention each
+   * run on one replica of a shard, and replication carries their swaps and drops to the other.
+   */
+  private async onEveryShard<T, R>(
+    what: string,
+    job: (client: ClickHouseClient) => Promise<T>,
+    combine: (results: T[]) => R,
+  ): Promise<R> {
+    const results: T[] = [];
+    for (const shard of this.shards) {
+      for (let tried = 0; ; tried += 1) {
+        const replica = shard.active;
+        try {
+          results.push(await job(shard.nodes[replica].client));
+          break;
+        } catch (error) {
+          const failure = classify(error, `${what} on ${shard.nodes[replica].url}`);
+          if (failure.code !== ReportStoreErrorCode.Unavailable || tried + 1 >= shard.nodes.length) {
+            throw failure;
+          }
+          shard.active = (replica + 1) % shard.nodes.length;
+        }
+      }
+    }
+    return combine(results);
   }
 
   async query(query: StoreStreamQuery): Promise<StoreRow[]> {
@@ -183,6 +311,13 @@ export class ClickHouseReportStore implements ReportStore {
 
   async dropExpired(now: Date): Promise<string[]> {
     this.assertOpen();
+    if (this.shards.length > 0) {
+      return this.onEveryShard(
+        'retention',
+        (client) => dropExpiredRaw(client, this.options.database, this.options.rawRetentionMonths, now),
+        (dropped) => [...new Set(dropped.flat())].sort(),
+      );
+    }
     return dropExpiredRaw(this.client, this.options.database, this.options.rawRetentionMonths, now);
   }
 
@@ -193,10 +328,17 @@ export class ClickHouseReportStore implements ReportStore {
     this.closed = true;
     await this.reads.close();
     await this.client.close();
+    await Promise.all(this.shards.flatMap((shard) => shard.nodes.map((node) => node.client.close())));
   }
 
-  private sealer(): ClosedDaySealer {
-    return new ClosedDaySealer(this.client, this.options.database, this.options.stagingAbandonedAfterMs);
+  /** A sealer on the one server, or on one node of a cluster (its shard's local tables). */
+  private sealer(client = this.client): ClosedDaySealer {
+    return new ClosedDaySealer(
+      client,
+      this.options.database,
+      this.options.stagingAbandonedAfterMs,
+      this.shards.length > 0,
+    );
   }
 
   private assertOpen(): void {

@@ -4,6 +4,7 @@ import { MEASURE_NAMES } from '@app/report-model';
 import type { SealResult } from '../report-store.port';
 import { EXACT_KEY_FIELDS, INEXACT_FIELDS } from '../event-rollup';
 import { stringLiteral } from './clickhouse-literal';
+import { unreplicatedEngine } from './clickhouse-cluster';
 import {
   MONTHLY_SIDES,
   ROLLUP_DIMENSIONS,
@@ -190,14 +191,28 @@ const sealStateOf = (row: SealStateRow): SealState => {
  * makes two markers as well (and brings live rows, which reseal the day by themselves).
  */
 export class ClosedDaySealer {
+  /** The engine clause of each sealed table's staging tables, once looked up (`stagingOf`). */
+  private readonly stagingEngines = new Map<string, string>();
+
+  /**
+   * `replicated`: the tables are the `Replicated` variants of a cluster's shard (`client` on one of
+   * its replicas). The sealer then computes from that replica's own raw parts and its swaps reach the
+   * other replica through replication; staging tables are plain MergeTree tables of that node.
+   */
   constructor(
     private readonly client: ClickHouseClient,
     private readonly database: string,
     private readonly stagingAbandonedAfterMs = STAGING_ABANDONED_AFTER_MS,
+    private readonly replicated = false,
   ) {}
 
   async seal(now: Date): Promise<SealResult> {
     await this.dropAbandonedStaging();
+    if (this.replicated && (await this.rawPartsToFetch())) {
+      // A raw part written on the other replica and not fetched yet may have a lower block number
+      // than one already here: a seal now would claim a mark its content lacks. The next pass seals.
+      return { sealed: [], final: 0 };
+    }
     const today = now.toISOString().slice(0, 10);
     const rawMarks = await this.rawMarks(today);
     if (rawMarks.size === 0) {
@@ -292,7 +307,7 @@ export class ClosedDaySealer {
     const [year, number] = month.split('-').map(Number);
     const next = new Date(Date.UTC(year, number, 1)).toISOString().slice(0, 10);
     const staging = stagingName('month');
-    await this.command(`CREATE TABLE ${staging} AS inexact_monthly`);
+    await this.command(await this.stagingOf(staging, 'inexact_monthly'));
     try {
       // Each side (clickhouse/009_inexact_monthly.sql) in one read: the account column a side sums
       // over is left empty (aliased apart from the column, which 18.16 would otherwise replace).
@@ -371,7 +386,7 @@ export class ClosedDaySealer {
       );
     }
     const staging = stagingName();
-    await this.command(`CREATE TABLE ${staging} AS ${tier.table}`);
+    await this.command(await this.stagingOf(staging, tier.table));
     try {
       await this.command(`INSERT INTO ${staging} (${tier.columns.join(', ')}) ${tier.select(day, raw)}`);
       await this.command(
@@ -384,6 +399,35 @@ export class ClosedDaySealer {
     } finally {
       await this.command(`DROP TABLE IF EXISTS ${staging}`);
     }
+  }
+
+  /**
+   * The CREATE of a staging table for `table`. On a cluster the copy must not be replicated: it
+   * would share the table's ZooKeeper path.
+   */
+  private async stagingOf(staging: string, table: string): Promise<string> {
+    if (!this.replicated) {
+      return `CREATE TABLE ${staging} AS ${table}`;
+    }
+    let engine = this.stagingEngines.get(table);
+    if (engine === undefined) {
+      const [row] = await this.rows<{ engine_full: string }>(
+        `SELECT engine_full FROM system.tables WHERE database = ${stringLiteral(this.database)} AND name = ${stringLiteral(table)}`,
+      );
+      const unreplicated = row === undefined ? undefined : unreplicatedEngine(row.engine_full);
+      engine = unreplicated === undefined ? '' : ` ENGINE = ${unreplicated}`;
+      this.stagingEngines.set(table, engine);
+    }
+    return `CREATE TABLE ${staging} AS ${table}${engine}`;
+  }
+
+  /** Whether this replica still has raw parts to fetch from the other replica of its shard. */
+  private async rawPartsToFetch(): Promise<boolean> {
+    const [{ n }] = await this.rows<{ n: string }>(
+      `SELECT count() AS n FROM system.replication_queue
+       WHERE database = ${stringLiteral(this.database)} AND table = 'events_raw' AND type = 'GET_PART'`,
+    );
+    return n !== '0';
   }
 
   /**
