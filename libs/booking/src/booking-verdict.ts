@@ -6,6 +6,16 @@ export enum SkipReason {
   GoalReached = 'goal_reached',
   Paced = 'paced',
   Excluded = 'excluded',
+  /** A roadblock that cannot fill every slot of the open's template. */
+  RoadblockIncomplete = 'roadblock_incomplete',
+  /** A roadblock whose open already shows another ad. */
+  OpenTaken = 'open_taken',
+  /** Another advertiser's roadblock holds the open. */
+  Roadblocked = 'roadblocked',
+  /** The template belongs to another campaign's takeover in flight. */
+  TakenOver = 'taken_over',
+  /** A sponsorship on a request outside its share of the slot. */
+  OutsideShare = 'outside_share',
 }
 
 export const SKIP_REASONS: readonly SkipReason[] = Object.values(SkipReason);

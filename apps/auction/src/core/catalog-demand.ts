@@ -15,6 +15,7 @@ interface StrategyDemand {
  */
 export class CatalogDemand {
   private readonly bySize = new Map<string, StrategyDemand[]>();
+  private readonly byStrategy = new Map<string, StrategyDemand>();
 
   constructor(
     private readonly catalog: Catalog,
@@ -36,6 +37,12 @@ export class CatalogDemand {
       for (const creative of creativesByStrategy.get(strategy.id) ?? []) {
         sizes.set(creative.size, [...(sizes.get(creative.size) ?? []), creative]);
       }
+      this.byStrategy.set(strategy.id, {
+        strategy,
+        demandType: campaign.demandType,
+        advertiserDomain: advertiser.domain,
+        creatives: creativesByStrategy.get(strategy.id) ?? [],
+      });
       for (const [size, creatives] of sizes) {
         const list = this.bySize.get(size) ?? [];
         list.push({
@@ -59,18 +66,31 @@ export class CatalogDemand {
     const spread = fnv1a32(viewerKey);
     for (const demand of this.bySize.get(size) ?? []) {
       const creative = demand.creatives[spread % demand.creatives.length];
-      const candidate: Candidate = {
-        demandType: demand.demandType,
-        priceMicros: demand.demandType === 'direct' ? demand.strategy.cpmMicros : 0,
-        strategyId: demand.strategy.id,
-        creativeId: creative.id,
-        advertiserDomain: demand.advertiserDomain,
-        imageUrl: creative.imageUrl ?? this.hostedImageUrl(creative),
-        clickUrl: creative.landingUrl,
-      };
-      (demand.demandType === 'direct' ? paid : fill).push(candidate);
+      (demand.demandType === 'direct' ? paid : fill).push(this.candidate(demand, creative));
     }
     return { paid, fill };
+  }
+
+  /**
+   * The candidate of one strategy's creative, when the catalog still has both: what a roadblock's
+   * reservation names for a slot.
+   */
+  candidateOf(strategyId: string, creativeId: string): Candidate | undefined {
+    const demand = this.byStrategy.get(strategyId);
+    const creative = demand?.creatives.find((c) => c.id === creativeId);
+    return demand && creative ? this.candidate(demand, creative) : undefined;
+  }
+
+  private candidate(demand: StrategyDemand, creative: CreativeRecord): Candidate {
+    return {
+      demandType: demand.demandType,
+      priceMicros: demand.demandType === 'direct' ? demand.strategy.cpmMicros : 0,
+      strategyId: demand.strategy.id,
+      creativeId: creative.id,
+      advertiserDomain: demand.advertiserDomain,
+      imageUrl: creative.imageUrl ?? this.hostedImageUrl(creative),
+      clickUrl: creative.landingUrl,
+    };
   }
 
   /** Whether any direct, house or fallback strategy has a creative of that size. */
