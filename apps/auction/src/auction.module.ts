@@ -25,6 +25,7 @@ import { PublicOrigin } from './public-origin.service';
 import { AdServingService } from './serving/ad-serving.service';
 import { ConversionService } from './serving/conversion.service';
 import { DecisionStore } from './serving/decision.store';
+import { DeliveryMetricsService } from './serving/delivery-metrics.service';
 import { EventPublisher } from './serving/event.publisher';
 import { LoadShedder } from './serving/load-shedder';
 import { NativeCreativeService } from './serving/native-creative.service';
@@ -78,6 +79,7 @@ export class AuctionModule {
         AdServingService,
         ConversionService,
         DecisionStore,
+        DeliveryMetricsService,
         EventPublisher,
         LoadShedder,
         NativeCreativeService,

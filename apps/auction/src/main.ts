@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   // Each process (each worker) follows the catalog file itself: a change, or a SIGHUP the primary
   // relays, reloads it for the next auction; an invalid file is refused and logged.
   const catalog = catalogSourceFrom(config);
-  const stopFollowing = followCatalog(catalog, logger);
+  const stopFollowing = followCatalog(catalog, logger, config.CATALOG_WATCH === 1);
   const app = await startHttpApp(
     AuctionModule.forRoot({
       config,

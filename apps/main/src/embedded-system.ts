@@ -59,7 +59,7 @@ export async function startEmbeddedSystem(
   // would read as the auction's overload: no shedding here unless asked for.
   const auctionConfig = loadConfig(AuctionConfig, { AUCTION_SHED_LAG_MS: '0', ...env });
   const catalog = catalogSourceFrom(reportingConfig);
-  const stopFollowing = followCatalog(catalog, logger);
+  const stopFollowing = followCatalog(catalog, logger, reportingConfig.CATALOG_WATCH === 1);
   const deliveryCounters = deliveryCountersFor(auctionConfig);
   const reportStore = await reportStoreFrom(reportingConfig, reportingConfig.QUERY_TIMEOUT_MS);
   const stateStore = stateStoreFrom(reportingConfig);

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const reportStore = await reportStoreFrom(config, config.QUERY_TIMEOUT_MS);
   // Users, accounts and names follow the catalog file: a change or SIGHUP reloads it.
   const catalog = catalogSourceFrom(config);
-  followCatalog(catalog, logger);
+  followCatalog(catalog, logger, config.CATALOG_WATCH === 1);
   const module = ReportingModule.forRoot({
     config,
     catalog,

@@ -60,6 +60,15 @@ export class BaseSettings {
   @MinLength(1)
   CATALOG_PATH?: string = undefined;
 
+  /**
+   * 1: the catalog file is watched and reloaded when it changes; 0: only SIGHUP reloads it (for a
+   * deployment that writes the file in steps and signals when it is whole).
+   */
+  @Type(() => Number)
+  @IsInt()
+  @IsIn([0, 1])
+  CATALOG_WATCH = 1;
+
   /** Comma-separated `host:port` list; unset means the in-process bus. */
   @IsOptional()
   @Matches(/^[A-Za-z0-9.-]+:\d{1,5}(,[A-Za-z0-9.-]+:\d{1,5})*$/, {

@@ -101,6 +101,37 @@ export const catalogLastReload = once(
     }),
 );
 
+/** Reads the delivery counters into the three booking gauges; set by the auction app. */
+let deliveryCollector: (() => Promise<void>) | undefined;
+let collecting: Promise<void> | undefined;
+
+/**
+ * Who fills `adx_booking_delivered`, `adx_booking_goal` and `adx_booking_expected_by_now` at each
+ * scrape (undefined: nobody, they stay empty). A failing read leaves them empty rather than fail
+ * the scrape.
+ */
+export function collectBookingDeliveryWith(collector: (() => Promise<void>) | undefined): void {
+  deliveryCollector = collector;
+}
+
+/** One read of the counters for the three gauges of a scrape, however many of them ask. */
+function collectDelivery(): Promise<void> {
+  const collector = deliveryCollector;
+  if (!collector) {
+    return Promise.resolve();
+  }
+  collecting ??= collector()
+    .catch(() => {
+      bookingDelivered.reset();
+      bookingGoal.reset();
+      bookingExpected.reset();
+    })
+    .finally(() => {
+      collecting = undefined;
+    });
+  return collecting;
+}
+
 /**
  * A booked goal's delivery, read from the delivery counters at each scrape. Every worker reads the
  * same counters, so the cluster shows the largest value rather than the sum.
@@ -113,6 +144,7 @@ export const bookingDelivered = once(
       help: 'Delivered so far of a booked goal, by scope (campaign, strategy), id, metric (impressions, clicks, spend in micro-USD) and period (lifetime, today in the booking time zone)',
       labelNames: ['scope', 'id', 'metric', 'period'],
       aggregator: 'max',
+      collect: collectDelivery,
     }),
 );
 
@@ -124,6 +156,7 @@ export const bookingGoal = once(
       help: 'A booked goal, by scope, id, metric and period (lifetime, daily)',
       labelNames: ['scope', 'id', 'metric', 'period'],
       aggregator: 'max',
+      collect: collectDelivery,
     }),
 );
 
@@ -135,5 +168,6 @@ export const bookingExpected = once(
       help: 'What an evenly paced lifetime goal should have delivered by now (a straight line over its flight), by scope, id and metric',
       labelNames: ['scope', 'id', 'metric'],
       aggregator: 'max',
+      collect: collectDelivery,
     }),
 );

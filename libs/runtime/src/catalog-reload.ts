@@ -9,11 +9,11 @@ export function catalogSourceFrom(settings: BaseSettings): CatalogSource {
 }
 
 /**
- * Keeps a process's catalog following its file: reloaded when the file changes and on SIGHUP,
+ * Keeps a process's catalog following its file: reloaded when the file changes (`watch`) and on SIGHUP,
  * each outcome logged (a refused file with every problem) and counted in the catalog metrics.
  * Returns the function that stops following.
  */
-export function followCatalog(source: CatalogSource, logger: Logger): () => void {
+export function followCatalog(source: CatalogSource, logger: Logger, watch = true): () => void {
   catalogInfo.reset();
   catalogInfo.set({ version: source.version }, 1);
   const stop = source.onReload((_catalog, reload: CatalogReload) => {
@@ -32,7 +32,9 @@ export function followCatalog(source: CatalogSource, logger: Logger): () => void
   });
   const onHangup = () => source.reload();
   process.on('SIGHUP', onHangup);
-  source.watch();
+  if (watch) {
+    source.watch();
+  }
   return () => {
     stop();
     process.off('SIGHUP', onHangup);

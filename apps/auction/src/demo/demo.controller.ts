@@ -4,7 +4,7 @@ import { AuctionErrorCode, AuctionException } from '../auction.exception';
 import { CATALOG, CLOCK, type Clock } from '../auction.tokens';
 import { PublicOrigin } from '../public-origin.service';
 import { renderCreativeSvg } from './creative-image.renderer';
-import { newsletterPage } from './newsletter.page';
+import { DEMO_EDITIONS, newsletterPage, type DemoEdition } from './newsletter.page';
 
 /**
  * What a person can look at: a demo newsletter that embeds ad tags as a publisher would, and the
@@ -26,10 +26,20 @@ export class DemoController {
   @Get('demo/newsletter')
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Cache-Control', 'no-store')
-  newsletter(@Query('recipient') recipient?: string): string {
+  newsletter(@Query('recipient') recipient?: string, @Query('edition') edition?: string): string {
     const reader =
       typeof recipient === 'string' && /^[A-Za-z0-9_-]{8,64}$/.test(recipient) ? recipient : undefined;
-    return newsletterPage(this.catalog, this.origin.value, reader ?? 'demo-reader-0001', this.clock());
+    const chosen: DemoEdition =
+      typeof edition === 'string' && Object.hasOwn(DEMO_EDITIONS, edition)
+        ? (edition as DemoEdition)
+        : 'ledger';
+    return newsletterPage(
+      this.catalog,
+      this.origin.value,
+      reader ?? 'demo-reader-0001',
+      this.clock(),
+      chosen,
+    );
   }
 
   @Get('creatives/:file')
@@ -57,7 +67,7 @@ export class DemoController {
         adImage: 'GET /img/:adSlotId?placement=&list=&recipient=&email_domain=&kv=key:value&age=&gender=&cb=',
         adClick: 'GET /click/:adSlotId (same query)',
         conversion: 'GET /conv/:advertiserId?recipient=&order=',
-        demo: 'GET /demo/newsletter',
+        demo: 'GET /demo/newsletter?edition=ledger|garden',
       },
     };
   }

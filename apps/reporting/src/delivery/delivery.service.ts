@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { BookingDesk, type DeliveryCounters, type LayerDelivery } from '@app/booking';
 import type { AccountRecord, BookingRecord, Catalog, CatalogSource } from '@app/catalog';
 import { AuthenticationService } from '../auth/authentication.service';
@@ -30,7 +30,7 @@ export interface DeliveryAnswer {
  * another publisher's. Authenticated and rate limited like `POST /api`.
  */
 @Injectable()
-export class DeliveryService {
+export class DeliveryService implements OnApplicationShutdown {
   private desk?: { catalog: Catalog; desk: BookingDesk };
 
   constructor(
@@ -39,6 +39,10 @@ export class DeliveryService {
     @Inject(CATALOG) private readonly catalogs: CatalogSource,
     @Inject(DELIVERY_COUNTERS) private readonly counters: DeliveryCounters,
   ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.counters.close();
+  }
 
   async run(body: Record<string, unknown>, now: Date): Promise<DeliveryAnswer> {
     const auth = await this.authentication.authenticate(body, now);
