@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import type { DeliveryCounters } from '@app/booking';
+import { HOUR_MS, openLedgerFor, type DeliveryCounters, type OpenLedger } from '@app/booking';
 import type { Catalog, CatalogSource } from '@app/catalog';
 import { fnv1a32 } from '@app/events';
 import { auctionDuration, bidOutcomes, dspLateAnswers, trackerCalls } from '@app/observability';
@@ -17,6 +17,7 @@ import type { AdContext } from './core/ad-context';
 import { decideAuction, NoFillReason, settleAuction, type SettledAuction } from './core/auction';
 import type { BidRecord, Candidate, Creative } from './core/candidate';
 import { BookedDemand } from './core/booked-demand';
+import { BookedPriority } from './core/booked-priority';
 import { CatalogDemand } from './core/catalog-demand';
 import { winnerDimensions, type WinnerDimensions } from './core/event-dimensions';
 import { PublicOrigin } from './public-origin.service';
@@ -46,6 +47,8 @@ interface CatalogGeneration {
   readonly catalog: Catalog;
   readonly demand: CatalogDemand;
   readonly booked: BookedDemand;
+  /** Roadblocks, takeovers, sponsorship and exclusion across an email open's slots. */
+  readonly priority: BookedPriority;
   readonly rtb: RtbDemand;
   readonly traffic: DspTraffic;
   /** The DSPs' part of the catalog: their traffic state (caps, health) lives on while it is the same. */
@@ -63,6 +66,8 @@ interface CatalogGeneration {
 export class AuctionService implements OnApplicationShutdown {
   private generation: CatalogGeneration;
   private readonly client: BidderClient;
+  /** The email opens' reservations, beside the delivery counters (memory or Redis). */
+  private readonly opens: OpenLedger;
 
   constructor(
     @Inject(AUCTION_CONFIG) private readonly config: AuctionConfig,
@@ -77,6 +82,7 @@ export class AuctionService implements OnApplicationShutdown {
       hardTimeoutMs: Math.max(1000, 5 * config.AUCTION_TMAX_MS),
       onLateAnswer: () => dspLateAnswers.inc(),
     });
+    this.opens = openLedgerFor(counters, config);
     this.generation = this.derive(catalogs.current);
   }
 
@@ -115,7 +121,14 @@ export class AuctionService implements OnApplicationShutdown {
       exchangeDomain: config.EXCHANGE_DOMAIN,
     });
     const booked = new BookedDemand(catalog, this.counters);
-    return { catalog, demand, booked, rtb, traffic, dspsText, lineage: new Map() };
+    const priority = new BookedPriority(
+      catalog,
+      booked,
+      demand,
+      this.opens,
+      config.DECISION_TTL_HOURS * HOUR_MS,
+    );
+    return { catalog, demand, booked, priority, rtb, traffic, dspsText, lineage: new Map() };
   }
 
   /** Whether the catalog holds direct, house or fallback ads of that size (an ad without RTB). */
@@ -126,6 +139,7 @@ export class AuctionService implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.client.close();
     await this.counters.close();
+    await this.opens.close();
   }
 
   /**
@@ -142,22 +156,35 @@ export class AuctionService implements OnApplicationShutdown {
     const at = ctx.publisher.auctionType ?? 2;
     const viewerKey = `${ctx.slot.id}|${ctx.viewer.userKey}`;
     const catalogDemand = generation.demand.candidates(ctx.slot.size, viewerKey);
-    const rtb = options.rtb
-      ? await generation.rtb.collect(ctx, generation.rtb.eligibleDsps(ctx), deadline, at)
-      : { candidates: [], records: [] as BidRecord[], waitMs: 0 };
-    const screened = options.direct ? await generation.booked.screen(ctx, catalogDemand.paid) : undefined;
-    let paid: readonly Candidate[] = screened ? [...screened.paid, ...rtb.candidates] : [];
+    // The bookings' plan of the slot (docs/direct-campaigns.md): made before the DSPs are asked
+    // when a takeover, a roadblock or a sponsorship may own the slot, else beside them.
+    const planning = options.direct ? generation.priority.prepare(ctx, catalogDemand.paid) : undefined;
+    planning?.catch(() => undefined);
+    const owned =
+      planning && generation.priority.mayOwn(ctx, catalogDemand.paid) ? await planning : undefined;
+    const rtb =
+      options.rtb && (owned?.rtb ?? true)
+        ? await generation.rtb.collect(ctx, generation.rtb.eligibleDsps(ctx), deadline, at)
+        : { candidates: [], records: [] as BidRecord[], waitMs: 0 };
+    let plan = planning ? await planning : undefined;
+    let paid: readonly Candidate[] = plan ? [...plan.paid, ...(plan.rtb ? rtb.candidates : [])] : [];
+    let fill = !plan || plan.fill ? catalogDemand.fill : [];
     const refused = new Map<Candidate, string>();
     const pick = (pool: readonly Candidate[]) => pool[fnv1a32(viewerKey) % pool.length];
     for (;;) {
-      const outcome = decideAuction(paid, catalogDemand.fill, at, pick);
-      if (
-        outcome.filled &&
-        screened &&
-        paid.includes(outcome.winner) &&
-        !(await generation.booked.commit(outcome.winner, screened))
-      ) {
+      const outcome = decideAuction(paid, fill, at, pick);
+      // The winner's delivery and its part of the email open, claimed in one atomic step.
+      const claim = plan
+        ? await generation.priority.settle(outcome.filled ? outcome.winner : undefined, plan, ctx)
+        : undefined;
+      if (claim?.kind === 'drop' && outcome.filled) {
         paid = paid.filter((c) => c !== outcome.winner);
+        continue;
+      }
+      if (claim?.kind === 'serve' && plan) {
+        paid = claim.candidate ? [claim.candidate] : [];
+        fill = [];
+        plan = { ...plan, roadblocked: true };
         continue;
       }
       const creative = outcome.filled
