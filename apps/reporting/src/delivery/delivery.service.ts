@@ -26,8 +26,8 @@ export interface DeliveryAnswer {
 /**
  * Delivery against goal and pace of the bookings an account may see, for the report builder's
  * Delivery view: a media group sees its advertisers' campaigns; a publisher sees the ones booked
- * on its inventory alone (every targeted publisher, or the taken-over template, its own), never
- * another publisher's. Authenticated and rate limited like `POST /api`.
+ * on its inventory alone (every publisher, template or slot it targets, or the template it takes
+ * over, its own), never another publisher's. Authenticated and rate limited like `POST /api`.
  */
 @Injectable()
 export class DeliveryService implements OnApplicationShutdown {
@@ -90,14 +90,25 @@ function viewOf(catalog: Catalog, layer: LayerDelivery): BookingDeliveryView | u
   };
 }
 
-/** The publishers a booking runs on, when it names them: its targeting's, else its takeover's. */
+/**
+ * The publishers a booking runs on, when it names them: its targeted publishers, else those of its
+ * targeted templates or slots, else its taken-over template's.
+ */
 function bookedPublishers(catalog: Catalog, booking: BookingRecord | undefined): string[] | undefined {
-  const included = booking?.targeting?.publishers?.include;
-  if (included && included.length > 0) {
-    return [...included];
+  const targeting = booking?.targeting;
+  const publishers = targeting?.publishers?.include;
+  if (publishers && publishers.length > 0) {
+    return [...publishers];
   }
-  const template = booking?.takeoverTemplateId && catalog.templates.get(booking.takeoverTemplateId);
-  return template ? [template.publisherId] : undefined;
+  const templates = [
+    ...(targeting?.templates?.include ?? []),
+    ...(targeting?.adSlots?.include ?? []).map((id) => catalog.adSlots.get(id)?.templateId ?? ''),
+    ...(booking?.takeoverTemplateId ? [booking.takeoverTemplateId] : []),
+  ];
+  if (templates.length === 0) {
+    return undefined;
+  }
+  return templates.map((id) => catalog.templates.get(id)?.publisherId ?? '');
 }
 
 export function visibleTo(catalog: Catalog, account: AccountRecord, layer: LayerDelivery): boolean {
