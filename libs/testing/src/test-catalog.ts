@@ -52,3 +52,20 @@ export function writeTestCatalog(change: (doc: any) => void = () => undefined): 
   writeFileSync(file, JSON.stringify(testCatalogDocument(change)));
   return file;
 }
+
+/** A catalog document's rows, as a test edits them. */
+type CatalogRows = Record<'campaigns' | 'strategies' | 'creatives', Record<string, unknown>[]>;
+
+/**
+ * Takes the booked campaigns (and booked strategies) out of a catalog document, with their
+ * strategies and creatives: the demo books some of its own, a test of bookings books its own.
+ */
+export function withoutBookings(doc: CatalogRows): void {
+  const booked = new Set(doc.campaigns.filter((c) => c.booking).map((c) => c.id));
+  doc.campaigns = doc.campaigns.filter((c) => !booked.has(c.id));
+  const strategies = new Set(
+    doc.strategies.filter((s) => booked.has(s.campaignId) || s.booking).map((s) => s.id),
+  );
+  doc.strategies = doc.strategies.filter((s) => !strategies.has(s.id));
+  doc.creatives = doc.creatives.filter((c) => !strategies.has(c.strategyId));
+}

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MemoryDeliveryCounters, MemoryOpenLedger } from '@app/booking';
 import { buildCatalog, loadCatalog, type Catalog } from '@app/catalog';
 import { bookingSkips } from '@app/observability';
+import { withoutBookings } from '@app/testing';
 import { describe, expect, it } from 'vitest';
 import type { AdContext } from './ad-context';
 import { decideAuction } from './auction';
@@ -13,24 +14,10 @@ import { SkipReason } from '@app/booking';
 
 type Doc = Record<string, Record<string, unknown>[]>;
 
-/**
- * The demo catalog without its booked campaigns (the demo books some of its own: these tests book
- * theirs), with bookings and prices changed by `edit`.
- */
-export function unbookedDemo(): Doc {
-  const doc = JSON.parse(JSON.stringify(loadCatalog().document)) as Doc;
-  const booked = new Set(doc.campaigns.filter((c) => c.booking).map((c) => c.id));
-  doc.campaigns = doc.campaigns.filter((c) => !booked.has(c.id as string));
-  const strategies = new Set(
-    doc.strategies.filter((s) => booked.has(s.campaignId as string) || s.booking).map((s) => s.id),
-  );
-  doc.strategies = doc.strategies.filter((s) => !strategies.has(s.id));
-  doc.creatives = doc.creatives.filter((c) => !strategies.has(c.strategyId as string));
-  return doc;
-}
-
+/** The demo catalog without its own bookings, with this test's bookings and prices (`edit`). */
 function world(edit: (doc: Doc) => void) {
-  const doc = unbookedDemo();
+  const doc = JSON.parse(JSON.stringify(loadCatalog().document)) as Doc;
+  withoutBookings(doc as Parameters<typeof withoutBookings>[0]);
   edit(doc);
   const catalog = buildCatalog(doc);
   const counters = new MemoryDeliveryCounters(() => NOW.getTime());
