@@ -1,0 +1,176 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { STACK, freePort, requireOrSkip, testCatalogDocument, writeTestCatalog } from '@app/testing';
+
+const ROOT = path.resolve(__dirname, '../..');
+const MAIN = path.join(ROOT, 'dist/apps/auction/src/main.js');
+const SLOT = 'slot-1-1-2';
+const RELOADED_CREATIVE = 'cr-reloaded-300x250';
+
+async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The test catalog without DSPs, plus a direct strategy at a CPM nothing else reaches. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the catalog document as JSON
+function catalogWithWinner(): any {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return testCatalogDocument((doc: any) => {
+    doc.dsps = [];
+    doc.campaigns.push({
+      id: 'cmp-reloaded',
+      name: 'Reloaded campaign',
+      insertionOrderId: 'io-1-1',
+      campaignType: 'newsletter',
+      demandType: 'direct',
+    });
+    doc.strategies.push({
+      id: 'str-reloaded',
+      name: 'Reloaded',
+      campaignId: 'cmp-reloaded',
+      cpmMicros: 40_000_000,
+    });
+    doc.creatives.push({
+      id: RELOADED_CREATIVE,
+      name: 'Reloaded 300x250',
+      strategyId: 'str-reloaded',
+      size: '300x250',
+      landingUrl: 'https://www.acmeoutdoor.com/reloaded',
+    });
+  });
+}
+
+/** How deploy tools replace a file: written beside it, renamed over it. */
+function replace(file: string, text: string): string {
+  writeFileSync(`${file}.next`, text);
+  renameSync(`${file}.next`, file);
+  return createHash('sha256').update(text).digest('hex').slice(0, 12);
+}
+
+/**
+ * The auction as it runs in production, two workers under one primary (sharing their state
+ * through Redis, as workers must), with CATALOG_WATCH=0 so that only the SIGHUP the primary relays
+ * can reload: a valid new file serves the next auction in
+ * both workers, an invalid one is refused by both, logged with its problems, and the last valid
+ * one keeps serving.
+ */
+describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} (npm run stack:up)`))(
+  'auction workers reload the catalog on SIGHUP',
+  () => {
+    const prefix = `test:reload:${process.pid}:${Date.now()}:`;
+    let auction: ChildProcess;
+    let url: string;
+    let file: string;
+    const lines: string[] = [];
+    let reader = 0;
+
+    /** A new reader on one connection of its own: a new auction, on whichever worker takes it. */
+    const creatives = async (count: number) => {
+      const out: string[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const res = await request(`${url}/img/${SLOT}?placement=drop-1&recipient=reload-reader-${reader++}`, {
+          headers: { connection: 'close' },
+        });
+        await res.body.dump();
+        out.push(String(res.headers.location).split('/creatives/')[1] ?? String(res.headers.location));
+      }
+      return out;
+    };
+    const series = async (name: string) => {
+      const text = await (await request(`${url}/metrics`, { headers: { connection: 'close' } })).body.text();
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+
+    beforeAll(async () => {
+      execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
+      file = writeTestCatalog((doc) => {
+        doc.dsps = [];
+      });
+      const port = await freePort();
+      url = `http://127.0.0.1:${port}`;
+      auction = spawn(process.execPath, [MAIN], {
+        env: {
+          PATH: process.env.PATH,
+          AUCTION_PORT: String(port),
+          AUCTION_PUBLIC_URL: url,
+          AUCTION_WORKERS: '2',
+          AUCTION_SHED_LAG_MS: '0',
+          CATALOG_PATH: file,
+          CATALOG_WATCH: '0',
+          REDIS_URL: STACK.redisUrl,
+          REDIS_KEY_PREFIX: prefix,
+          LOG_LEVEL: 'info',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const collect = (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      auction.stdout!.on('data', collect);
+      auction.stderr!.on('data', collect);
+      await until(() => lines.filter((l) => l.includes('"listening"')).length === 2, 'two workers listening');
+    }, 120_000);
+
+    afterAll(async () => {
+      auction?.kill('SIGKILL');
+      const redis = new Redis(STACK.redisUrl);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) {
+        await redis.unlink(...keys);
+      }
+      redis.disconnect();
+    });
+
+    it('serves the first catalog in both workers', async () => {
+      const version = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12);
+      expect(await series(`adx_catalog_info{version="${version}"}`)).toBe(2);
+      expect(await creatives(6)).not.toContain(RELOADED_CREATIVE);
+    });
+
+    it('takes a valid new file in every worker for the next auction', async () => {
+      const version = replace(file, JSON.stringify(catalogWithWinner()));
+      // Without the signal nothing changes: the file is not watched.
+      expect(await creatives(4)).not.toContain(RELOADED_CREATIVE);
+      process.kill(auction.pid!, 'SIGHUP');
+      await until(
+        async () => (await series(`adx_catalog_info{version="${version}"}`)) === 2,
+        'both workers reloaded',
+      );
+      expect(await creatives(8)).toEqual(Array.from({ length: 8 }, () => `${RELOADED_CREATIVE}.svg`));
+      expect(await series('adx_catalog_reloads_total{result="applied"}')).toBe(2);
+      // The primary is still there, with its two workers.
+      expect(auction.exitCode).toBeNull();
+    });
+
+    it('refuses an invalid file in every worker, logs its problems and keeps the last valid one', async () => {
+      const valid = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12);
+      const broken = catalogWithWinner();
+      broken.strategies.find((s: { id: string }) => s.id === 'str-reloaded').campaignId = 'cmp-missing';
+      replace(file, JSON.stringify(broken));
+      process.kill(auction.pid!, 'SIGHUP');
+      await until(
+        async () => (await series('adx_catalog_reloads_total{result="refused"}')) === 2,
+        'both refused',
+      );
+      const refusals = lines.filter((l) => l.includes('catalog refused'));
+      expect(refusals).toHaveLength(2);
+      expect(refusals.every((l) => l.includes('strategy str-reloaded: unknown campaign'))).toBe(true);
+      expect(await series(`adx_catalog_info{version="${valid}"}`)).toBe(2);
+      expect(await creatives(6)).toEqual(Array.from({ length: 6 }, () => `${RELOADED_CREATIVE}.svg`));
+    });
+  },
+);
