@@ -156,6 +156,8 @@ interface Series {
   latency: number[];
   /** Open loop: how late the generator sent each request (its own lag), ms. */
   sendDelay: number[];
+  /** Open loop: per answer, the second of the window it was due in and its latency less the server's `total`. */
+  timeline: { second: number; latency: number; outside?: number }[];
   dsp: number[];
   total: number[];
   overhead: number[];
@@ -167,6 +169,7 @@ function newSeries(): Series {
   return {
     latency: [],
     sendDelay: [],
+    timeline: [],
     dsp: [],
     total: [],
     overhead: [],
@@ -250,6 +253,26 @@ function processTree(root: number): number[] {
 const treeCpuUs = (root: number) => processTree(root).reduce((sum, pid) => sum + processCpuUs(pid), 0);
 const treeRssMiB = (root: number) =>
   Math.round(processTree(root).reduce((sum, pid) => sum + processRssMiB(pid), 0));
+
+/**
+ * The machine's TCP counters that explain tails of seconds: a connection whose handshake's last
+ * packet found the listen queue full is retried by the client after 1 s, then 3 s.
+ */
+function tcpCounters(): Record<string, number> {
+  const wanted = ['ListenOverflows', 'ListenDrops', 'TCPSynRetrans', 'TCPTimeouts', 'SyncookiesSent'];
+  const counters: Record<string, number> = {};
+  const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
+  for (let i = 0; i + 1 < lines.length; i += 2) {
+    const names = lines[i].split(/\s+/);
+    const numbers = lines[i + 1].split(/\s+/);
+    names.forEach((name, j) => {
+      if (wanted.includes(name)) {
+        counters[name] = Number(numbers[j]);
+      }
+    });
+  }
+  return counters;
+}
 
 /** Busy and total CPU time of the whole machine, in clock ticks. */
 function machineTicks(): { busy: number; total: number } {
@@ -495,7 +518,7 @@ async function scrapeCounters(port: number): Promise<Map<string, number>> {
   const counters = new Map<string, number>();
   for (const line of text.split('\n')) {
     const match =
-      /^(adx_(?:ad_requests|dsp_answers|tracker_calls|event_publish_failures|dsp_late_answers|auctions_shed|dsp_throttled)_total)(?:\{(.*)\})? (\S+)$/.exec(
+      /^(adx_(?:ad_requests|dsp_answers|tracker_calls|event_publish_failures|dsp_late_answers|dsp_late_timer_answers|auctions_shed|dsp_throttled)_total)(?:\{(.*)\})? (\S+)$/.exec(
         line,
       );
     if (!match) {
@@ -622,6 +645,11 @@ async function openLoad(
         series.statuses.set(response.statusCode, (series.statuses.get(response.statusCode) ?? 0) + 1);
         series.latency.push(ms);
         const timing = serverTiming(response.headers);
+        series.timeline.push({
+          second: Math.floor((due - started) / 1000),
+          latency: ms,
+          outside: timing ? ms - timing.total : undefined,
+        });
         if (timing) {
           series.dsp.push(timing.dsp);
           series.total.push(timing.total);
@@ -668,6 +696,25 @@ async function openLoad(
     duration: seconds,
     statusCodeStats: {},
   };
+}
+
+function timelineOf(series: Series): string[] {
+  const bySecond = new Map<number, { latency: number[]; outside: number[] }>();
+  for (const { second, latency, outside } of series.timeline) {
+    const entry = bySecond.get(second) ?? { latency: [], outside: [] };
+    entry.latency.push(latency);
+    if (outside !== undefined) {
+      entry.outside.push(outside);
+    }
+    bySecond.set(second, entry);
+  }
+  return [...bySecond]
+    .sort((a, b) => a[0] - b[0])
+    .map(([second, e]) => {
+      const l = stats(e.latency);
+      const o = stats(e.outside);
+      return `${second}s: ${e.latency.length} answers, p50 ${Math.round(l.p50)} p99 ${Math.round(l.p99)} max ${Math.round(l.max)} ms, outside the server p99 ${Math.round(o.p99)} ms`;
+    });
 }
 
 function serverTiming(headers: Record<string, unknown>): { dsp: number; total: number } | null {
@@ -944,6 +991,7 @@ async function main(): Promise<void> {
   const timeouts = Object.entries(result.counters)
     .filter(([k]) => k.startsWith('adx_dsp_answers_total{status="timeout"'))
     .reduce((n, [, v]) => n + v, 0);
+  const lostToLateTimer = result.counters['adx_dsp_late_timer_answers_total{result="lost"}'] ?? 0;
   const summary = {
     machine: {
       nproc: Number(execFileSync('nproc', { encoding: 'utf8' }).trim()),
@@ -984,6 +1032,11 @@ async function main(): Promise<void> {
     latencyMs: stats(series.latency),
     /** Open loop: how late the load generator itself sent the requests (it shares the machine). */
     generatorSendDelayMs: series.sendDelay.length > 0 ? stats(series.sendDelay) : undefined,
+    /** Open loop, per second of the window: answers, latency p50 / p99 / max, and p99 of the time outside the server's `total`. */
+    timeline: timelineOf(series),
+    /** Answers that took over a second (the open loop's), and the machine's TCP counters meanwhile. */
+    overOneSecond: series.latency.filter((ms) => ms > 1000).length,
+    tcp: result.tcpDelta,
     overheadMs: stats(series.overhead),
     serverTotalMs: stats(series.total),
     dspWaitMs: stats(series.dsp),
@@ -993,6 +1046,8 @@ async function main(): Promise<void> {
     rssSamplesMiB: result.rssSamples,
     /** Timeouts are answers lost: the simulators answer well within their budget. */
     dspTimeoutShare: Math.round((10_000 * timeouts) / Math.max(1, answers)) / 10_000,
+    /** The app's own count of answers lost to a late timer (an upper bound), over the DSP calls. */
+    dspLostToLateTimerShare: Math.round((10_000 * lostToLateTimer) / Math.max(1, answers)) / 10_000,
     simulators: result.simulatorTotals,
     auctionCounters: result.counters,
     redis,
@@ -1037,6 +1092,7 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
     simulators: simPids.reduce((sum, p) => sum + processCpuUs(p), 0),
     bench: process.cpuUsage(),
     machine: machineTicks(),
+    tcp: tcpCounters(),
     at: process.hrtime.bigint(),
     now: performance.now(),
   };
@@ -1057,6 +1113,7 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
     simulators: simPids.reduce((sum, p) => sum + processCpuUs(p), 0),
     bench: process.cpuUsage(before.bench),
     machine: machineTicks(),
+    tcp: tcpCounters(),
     at: process.hrtime.bigint(),
     now: performance.now(),
   };
@@ -1105,6 +1162,8 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
     totalCounters: Object.fromEntries(countersAfter),
     simulatorTotals,
     windowUs: { from: Number(before.at / 1000n), to: Number(after.at / 1000n) },
+    /** The whole machine's TCP counters over the window (other work included). */
+    tcpDelta: Object.fromEntries(Object.entries(after.tcp).map(([k, v]) => [k, v - (before.tcp[k] ?? 0)])),
   };
 }
 
@@ -1254,6 +1313,7 @@ function markdown(s: {
   allocatedKiBPerRequest: number;
   auctionRssMiB: number;
   dspTimeoutShare: number;
+  dspLostToLateTimerShare: number;
   auctionCounters: Record<string, number>;
   redis?: { bytesPerDecision: number };
   profile?: ProfileSummary;
@@ -1302,6 +1362,12 @@ function markdown(s: {
       `${(100 * s.dspTimeoutShare).toFixed(2)} %`,
       `< ${100 * GOALS.lostAnswerShare} %`,
       verdict(s.dspTimeoutShare, GOALS.lostAnswerShare, false),
+    ],
+    [
+      "DSP answers lost to a late timer (the app's count, an upper bound)",
+      `${(100 * s.dspLostToLateTimerShare).toFixed(2)} %`,
+      `< ${100 * GOALS.lostAnswerShare} %`,
+      verdict(s.dspLostToLateTimerShare, GOALS.lostAnswerShare, false),
     ],
     ['auctions shed to direct and house demand', `${shed}`, '', ''],
     ...(s.redis

@@ -15,6 +15,16 @@ export const dspLateAnswers = once(
     }),
 );
 
+export const dspLateTimerAnswers = once(
+  'adx_dsp_late_timer_answers_total',
+  () =>
+    new Counter({
+      name: 'adx_dsp_late_timer_answers_total',
+      help: 'DSP answers that met an auction timer running more than 5 ms late: counted (read after their deadline, before the late timer decided) or lost (read in the first loop turn after the auction gave up on them: they may have been on the socket before the deadline)',
+      labelNames: ['result'],
+    }),
+);
+
 export const auctionsShed = once(
   'adx_auctions_shed_total',
   () =>

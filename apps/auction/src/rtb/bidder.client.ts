@@ -1,4 +1,5 @@
 import { Pool, type Dispatcher } from 'undici';
+import { dspLateTimerAnswers } from '@app/observability';
 import { OPENRTB_VERSION_HEADER, type OpenRtbVersion } from '@app/openrtb';
 
 /** How a DSP's answer ended, before its content is looked at. */
@@ -46,14 +47,35 @@ const HEADERS: Readonly<Record<OpenRtbVersion, string[]>> = {
 
 const rounded = (ms: number) => Math.round(ms * 1000) / 1000;
 
+/**
+ * A timer that runs more than this past its due time ran late: on a loop that keeps up, Node runs
+ * a timer within a millisecond or two.
+ */
+export const LATE_TIMER_MS = 5;
+
+/** What a DSP answer that met a late timer became (`adx_dsp_late_timer_answers_total{result}`). */
+export enum LateTimerResult {
+  /** Read after its deadline, before the late timer decided: still counted in its auction. */
+  Counted = 'counted',
+  /**
+   * Read after its auction gave up on it late, in the first turn of the loop after: it may have
+   * been on the socket before the deadline (an upper bound of the answers lost to a late loop).
+   */
+  Lost = 'lost',
+}
+
 /** The calls of one auction: answered as they end, the rest given up at their budget. */
 class Round {
   readonly answers: (BidderAnswer | undefined)[];
   private pending: number;
   private timer?: NodeJS.Timeout;
   private closed = false;
+  /** The calls given up on more than LATE_TIMER_MS past their deadline, and the loop turn then. */
+  private gaveUpLate?: boolean[];
+  private gaveUpLateInTurn = -1;
 
   constructor(
+    private readonly client: BidderClient,
     private readonly calls: readonly BidderCall[],
     readonly started: number,
     private readonly resolve: (answers: BidderAnswer[]) => void,
@@ -81,12 +103,27 @@ class Round {
     if (this.closed || this.answers[index] !== undefined) {
       return false;
     }
+    if (
+      answer.outcome === AnswerOutcome.Answered &&
+      performance.now() - this.started > this.calls[index].timeoutMs + LATE_TIMER_MS
+    ) {
+      this.client.lateTimer(LateTimerResult.Counted);
+    }
     this.answers[index] = answer;
     this.pending -= 1;
     if (this.pending === 0) {
       this.close();
     }
     return true;
+  }
+
+  /**
+   * Whether an answer of the call read now, after the auction gave up on it, met a late timer: the
+   * auction gave up on it more than LATE_TIMER_MS past its deadline, and the loop has not turned
+   * since, so its bytes were on the socket then or came while the rest of that turn ran.
+   */
+  lostToLateTimer(index: number): boolean {
+    return this.gaveUpLate?.[index] === true && this.gaveUpLateInTurn === this.client.turn;
   }
 
   private expire(): void {
@@ -96,6 +133,10 @@ class Round {
     const elapsed = performance.now() - this.started;
     for (let i = 0; i < this.calls.length; i += 1) {
       if (this.answers[i] === undefined && elapsed >= this.calls[i].timeoutMs) {
+        if (elapsed - this.calls[i].timeoutMs > LATE_TIMER_MS) {
+          (this.gaveUpLate ??= [])[i] = true;
+          this.gaveUpLateInTurn = this.client.turnNow();
+        }
         this.answer(i, { outcome: AnswerOutcome.Timeout, elapsedMs: rounded(elapsed) });
       }
     }
@@ -188,6 +229,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.client.ended(this);
     if (!this.round.answer(this.index, answer) && answer.outcome === AnswerOutcome.Answered) {
       this.client.options.onLateAnswer?.(this.endpoint);
+      if (this.round.lostToLateTimer(this.index)) {
+        this.client.lateTimer(LateTimerResult.Lost);
+      }
     }
   }
 
@@ -205,6 +249,9 @@ export class BidderClient {
   private readonly pools = new Map<string, { pool: Pool; path: string }>();
   private readonly inFlight = new Set<Exchange>();
   private readonly sweeper: NodeJS.Timeout;
+  /** Turns of the event loop, counted only across those in which an auction gave up late. */
+  turn = 0;
+  private turnEnding = false;
 
   constructor(readonly options: BidderClientOptions) {
     this.sweeper = setInterval(() => this.sweep(), Math.max(100, options.hardTimeoutMs / 4));
@@ -223,7 +270,7 @@ export class BidderClient {
       return Promise.resolve([]);
     }
     return new Promise<BidderAnswer[]>((resolve) => {
-      const round = new Round(calls, performance.now(), resolve);
+      const round = new Round(this, calls, performance.now(), resolve);
       round.arm();
       calls.forEach((call, index) => {
         const target = this.target(call.endpoint);
@@ -250,6 +297,25 @@ export class BidderClient {
 
   ended(exchange: Exchange): void {
     this.inFlight.delete(exchange);
+  }
+
+  /**
+   * The loop's turn now: it moves on once this turn is over (an immediate set now runs after the
+   * next turn's socket reads, since auctions give up from immediates themselves).
+   */
+  turnNow(): number {
+    if (!this.turnEnding) {
+      this.turnEnding = true;
+      setImmediate(() => {
+        this.turn += 1;
+        this.turnEnding = false;
+      });
+    }
+    return this.turn;
+  }
+
+  lateTimer(result: LateTimerResult): void {
+    dspLateTimerAnswers.inc({ result });
   }
 
   async close(): Promise<void> {
