@@ -27,9 +27,8 @@ async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 3
 }
 
 /** The test catalog without DSPs, plus a direct strategy at a CPM nothing else reaches. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the catalog document as JSON
+
 function catalogWithWinner(): any {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return testCatalogDocument((doc: any) => {
     doc.dsps = [];
     doc.campaigns.push({
