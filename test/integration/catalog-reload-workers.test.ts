@@ -1,65 +1,21 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { STACK, freePort, requireOrSkip, testCatalogDocument, writeTestCatalog } from '@app/testing';
+import { STACK, freePort, requireOrSkip, writeTestCatalog } from '@app/testing';
+import {
+  RELOADED_CREATIVE,
+  catalogVersionOf,
+  catalogWithWinner,
+  replaceFile,
+  until,
+} from '../support/catalog-files';
 
 const ROOT = path.resolve(__dirname, '../..');
 const MAIN = path.join(ROOT, 'dist/apps/auction/src/main.js');
 const SLOT = 'slot-1-1-2';
-const RELOADED_CREATIVE = 'cr-reloaded-300x250';
-
-async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-/** The test catalog without DSPs, plus a direct strategy at a CPM nothing else reaches. */
-
-function catalogWithWinner(): any {
-  return testCatalogDocument((doc: any) => {
-    doc.dsps = [];
-    doc.campaigns.push({
-      id: 'cmp-reloaded',
-      name: 'Reloaded campaign',
-      insertionOrderId: 'io-1-1',
-      campaignType: 'newsletter',
-      demandType: 'direct',
-    });
-    doc.strategies.push({
-      id: 'str-reloaded',
-      name: 'Reloaded',
-      campaignId: 'cmp-reloaded',
-      cpmMicros: 40_000_000,
-    });
-    doc.creatives.push({
-      id: RELOADED_CREATIVE,
-      name: 'Reloaded 300x250',
-      strategyId: 'str-reloaded',
-      size: '300x250',
-      landingUrl: 'https://www.acmeoutdoor.com/reloaded',
-    });
-  });
-}
-
-/** How deploy tools replace a file: written beside it, renamed over it. */
-function replace(file: string, text: string): string {
-  writeFileSync(`${file}.next`, text);
-  renameSync(`${file}.next`, file);
-  return createHash('sha256').update(text).digest('hex').slice(0, 12);
-}
 
 /**
  * The auction as it runs in production, two workers under one primary (sharing their state
@@ -135,13 +91,13 @@ describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} 
     });
 
     it('serves the first catalog in both workers', async () => {
-      const version = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12);
+      const version = catalogVersionOf(readFileSync(file));
       expect(await series(`adx_catalog_info{version="${version}"}`)).toBe(2);
       expect(await creatives(6)).not.toContain(RELOADED_CREATIVE);
     });
 
     it('takes a valid new file in every worker for the next auction', async () => {
-      const version = replace(file, JSON.stringify(catalogWithWinner()));
+      const version = replaceFile(file, JSON.stringify(catalogWithWinner()));
       // Without the signal nothing changes: the file is not watched.
       expect(await creatives(4)).not.toContain(RELOADED_CREATIVE);
       process.kill(auction.pid!, 'SIGHUP');
@@ -156,10 +112,10 @@ describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} 
     });
 
     it('refuses an invalid file in every worker, logs its problems and keeps the last valid one', async () => {
-      const valid = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12);
+      const valid = catalogVersionOf(readFileSync(file));
       const broken = catalogWithWinner();
       broken.strategies.find((s: { id: string }) => s.id === 'str-reloaded').campaignId = 'cmp-missing';
-      replace(file, JSON.stringify(broken));
+      replaceFile(file, JSON.stringify(broken));
       process.kill(auction.pid!, 'SIGHUP');
       await until(
         async () => (await series('adx_catalog_reloads_total{result="refused"}')) === 2,
