@@ -1,97 +1,29 @@
-import { request } from 'undici';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DspSimulator } from '@app/dsp-simulator';
+import { FIXED_NOW } from '@app/testing';
 import { listeningPort } from '@app/runtime';
-import { withoutBookings } from '@app/testing';
-import { startReporting, writeTestCatalog, type RunningReporting } from './reporting-system';
-
-/** The day of the e2e clock (FIXED_NOW, 2026-11-22): the takeover's flight. */
-const TODAY = '2026-11-22';
-
-type Row = Record<string, unknown>;
-type Doc = Record<string, Row[]>;
-
-/**
- * The bookings of docs/direct-campaigns.md over HTTP, on a catalog without the demo's own bookings
- * and a DSP bidding 20 CPM on everything:
- * - pub-1 (tpl-1-1: 600x200, 300x250, 300x250): cmp-6-1-2 (adv-6) a roadblock at 30-30.5 CPM;
- *   on an open whose tag says `kv=rival:1`, adv-1's str-1-1-1-2 bids 31 on the 300x250 slots, so
- *   the open goes whole to whichever slot is claimed first;
- * - pub-2 (tpl-2-1: 600x200, 300x250): cmp-5-1-1 (adv-5, 1.8 CPM) takes over the template today;
- * - pub-3 (tpl-3-1: 600x200, 300x250): adv-1 (cmp-1-1-1, 25 CPM on both sizes) and adv-2
- *   (cmp-2-1-2, 40 CPM on 300x250) share the exclusion group `airlines`;
- * - slot-4-1-1: cmp-3-2-1 (adv-3, 1.9 CPM) sponsors 30 % of it; nothing else direct runs there.
- */
-export function bookedCatalog(dspUrl: string): string {
-  return writeTestCatalog((doc: Doc) => {
-    withoutBookings(doc as Parameters<typeof withoutBookings>[0]);
-    const campaign = (id: string) => doc.campaigns.find((c) => c.id === id)!;
-    const strategy = (id: string) => doc.strategies.find((s) => s.id === id)!;
-    doc.dsps = [{ ...doc.dsps[0], endpoint: dspUrl, timeoutMs: 1000 }];
-    campaign('cmp-6-1-2').booking = { targeting: { templates: { include: ['tpl-1-1'] } } };
-    strategy('str-6-1-2-1').cpmMicros = 30_000_000;
-    strategy('str-6-1-2-2').cpmMicros = 30_500_000;
-    campaign('cmp-1-1-1').booking = {
-      exclusionGroups: ['airlines'],
-      targeting: { publishers: { include: ['pub-1', 'pub-3'] } },
-    };
-    strategy('str-1-1-1-1').cpmMicros = 25_000_000;
-    strategy('str-1-1-1-2').cpmMicros = 31_000_000;
-    strategy('str-1-1-1-2').booking = { targeting: { keyValuesAllOf: [{ key: 'rival', values: ['1'] }] } };
-    campaign('cmp-2-1-2').booking = {
-      exclusionGroups: ['airlines'],
-      targeting: { publishers: { include: ['pub-3'] } },
-    };
-    strategy('str-2-1-2-2').cpmMicros = 40_000_000;
-    campaign('cmp-5-1-1').booking = { takeoverTemplateId: 'tpl-2-1', start: TODAY, end: TODAY };
-    campaign('cmp-3-2-1').booking = {
-      priority: 'sponsorship',
-      sponsorshipShare: 0.3,
-      targeting: { adSlots: { include: ['slot-4-1-1'] } },
-    };
-  });
-}
-
-/** Which campaign an answer shows: a catalog creative's image is `/creatives/<id>.svg`; else RTB. */
-export function campaignShown(doc: Doc, location: string | undefined): string {
-  const match = /\/creatives\/([^/?]+)\.svg/.exec(location ?? '');
-  if (!match) {
-    return location ? 'rtb' : 'none';
-  }
-  const creative = doc.creatives.find((c) => c.id === decodeURIComponent(match[1]));
-  const strategy = doc.strategies.find((s) => s.id === creative?.strategyId);
-  return typeof strategy?.campaignId === 'string' ? strategy.campaignId : 'unknown';
-}
-
-/** The ad tag of one slot for one reader's open of one email (`reader`: 8 characters or more). */
-export async function openSlot(
-  baseUrl: string,
-  slotId: string,
-  reader: string,
-  placement: string,
-  extra = '',
-) {
-  const query = `placement=${placement}&recipient=${reader}&list=news${extra}`;
-  const res = await request(`${baseUrl}/img/${slotId}?${query}`, { headers: { connection: 'close' } });
-  await res.body.dump();
-  return res.headers.location as string | undefined;
-}
-
-const ADVERTISER: Readonly<Record<string, string>> = {
-  'cmp-1-1-1': 'adv-1',
-  'cmp-2-1-2': 'adv-2',
-};
+import {
+  ADVERTISER_OF,
+  bookedCatalog,
+  campaignShown,
+  openAll as openAllOn,
+  openSlot,
+  type CatalogDoc,
+} from '../support/direct-priorities';
+import { startReporting, type RunningReporting } from './reporting-system';
 
 describe('exchange: roadblocks, takeovers, sponsorship and exclusion over HTTP', () => {
   let api: RunningReporting;
   let dsp: DspSimulator;
   let url: string;
-  let doc: Doc;
+  let doc: CatalogDoc;
 
   beforeAll(async () => {
     dsp = await DspSimulator.start({ seat: 'alpha-1', priceCpm: { min: 20, max: 20 } });
-    const path = bookedCatalog(dsp.bidUrl);
-    doc = JSON.parse((await import('node:fs')).readFileSync(path, 'utf8')) as Doc;
+    // The system runs on FIXED_NOW's clock: the takeover flies that day.
+    const path = bookedCatalog(dsp.bidUrl, FIXED_NOW.toISOString().slice(0, 10));
+    doc = JSON.parse(readFileSync(path, 'utf8')) as CatalogDoc;
     api = await startReporting('embedded', { CATALOG_PATH: path, AUCTION_TMAX_MS: '1000' });
     url = `http://127.0.0.1:${listeningPort(api.system.auction)}`;
   });
@@ -101,23 +33,8 @@ describe('exchange: roadblocks, takeovers, sponsorship and exclusion over HTTP',
     await dsp?.close();
   });
 
-  /** The campaigns shown in each slot of `opens` opens, their slots requested all at once. */
-  const openAll = (
-    slots: readonly string[],
-    opens: number,
-    tag: string,
-    extra: (i: number) => string = () => '',
-  ) =>
-    Promise.all(
-      Array.from({ length: opens }, (_, i) =>
-        Promise.all(
-          // Each open asks its slots in another order.
-          [...slots.slice(i % slots.length), ...slots.slice(0, i % slots.length)].map(async (slot) =>
-            campaignShown(doc, await openSlot(url, slot, `${tag}-reader-${i}`, `${tag}-drop`, extra(i))),
-          ),
-        ),
-      ),
-    );
+  const openAll = (slots: readonly string[], opens: number, tag: string, extra?: (i: number) => string) =>
+    openAllOn(url, doc, slots, opens, tag, extra);
 
   it('shows a roadblock in every slot of an open or in none, its slots requested at once; a reopen keeps each slot', async () => {
     const slots = ['slot-1-1-1', 'slot-1-1-2', 'slot-1-1-3'];
@@ -136,8 +53,7 @@ describe('exchange: roadblocks, takeovers, sponsorship and exclusion over HTTP',
           campaignShown(doc, await openSlot(url, slot, `rb-reader-${i}`, 'rb-drop', '&kv=rival:1')),
         ),
       );
-      const first = [...slots.slice(i % 3), ...slots.slice(0, i % 3)];
-      expect(again).toEqual(slots.map((slot) => opens[i][first.indexOf(slot)]));
+      expect(again).toEqual(opens[i]);
     }
   });
 
@@ -154,8 +70,7 @@ describe('exchange: roadblocks, takeovers, sponsorship and exclusion over HTTP',
     const opens = await openAll(['slot-3-1-1', 'slot-3-1-2'], 40, 'ex');
     // Each open wants adv-1 on 600x200 and adv-2 on 300x250: exactly one of them gets it.
     for (const shown of opens) {
-      const advertisers = new Set(shown.map((c) => ADVERTISER[c]).filter(Boolean));
-      expect(advertisers.size).toBe(1);
+      expect(new Set(shown.map((c) => ADVERTISER_OF[c]).filter(Boolean)).size).toBe(1);
     }
     // Without the rival in the open, adv-2 takes its 300x250 slot.
     expect(campaignShown(doc, await openSlot(url, 'slot-3-1-2', 'ex-alone-reader', 'ex-drop'))).toBe(
