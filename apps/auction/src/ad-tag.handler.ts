@@ -75,7 +75,13 @@ export class AdTagHandler implements OnApplicationBootstrap {
           return false;
         }
         const query = at < 0 ? NO_QUERY : (parseQuery(url.slice(at + 1)) as TagQuery);
-        const tag = { slotId: segment, query, queryLength: at < 0 ? 0 : url.length - at - 1, req };
+        const tag = {
+          slotId: segment,
+          query,
+          queryLength: at < 0 ? 0 : url.length - at - 1,
+          req,
+          readAt: performance.now(),
+        };
         void this.events.track(this.serve(route, tag, res));
         return true;
       }

@@ -52,4 +52,10 @@ export interface AdContext {
   readonly privacy: PrivacySignals;
   /** The TCF consent, decoded once, where GDPR applies and the string decodes. */
   readonly consent?: TcfConsent;
+  /**
+   * When the request was read (`performance.now()`): its auction ends within `tmax` of it. (How
+   * long it waited in the kernel before is not known here; the limit on auctions in flight keeps
+   * the loop's lag, which bounds it, low.)
+   */
+  readonly arrivedAt?: number;
 }

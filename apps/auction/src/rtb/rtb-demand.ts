@@ -88,10 +88,13 @@ export class RtbDemand {
       exchangeDomain: this.options.exchangeDomain,
     });
     const sent = performance.now();
+    // tmax runs from when the request reached the process, not from when its auction began.
+    const due =
+      ctx.arrivedAt === undefined ? deadline : Math.min(deadline, ctx.arrivedAt + this.options.tmaxMs);
     const calls: BidderCall[] = dsps.map((dsp) => ({
       endpoint: dsp.endpoint,
       body: bodies.bodyFor(dsp, ctx.viewer.buyerUids?.get(dsp.id)),
-      timeoutMs: Math.min(dsp.timeoutMs ?? this.options.tmaxMs, deadline - sent),
+      timeoutMs: Math.min(dsp.timeoutMs ?? this.options.tmaxMs, due - sent),
       openrtbVersion: dsp.openrtbVersion,
     }));
     const answers = await this.client.sendAll(calls);

@@ -34,6 +34,8 @@ export interface TagRequest {
   readonly query: TagQuery;
   readonly queryLength: number;
   readonly req: IncomingMessage;
+  /** When the request was read (`performance.now()`); now when absent. */
+  readonly readAt?: number;
 }
 
 /** One request, read: its context, decision key and who is looking. */
@@ -152,6 +154,7 @@ export class AdServingService {
       viewer,
       privacy,
       consent,
+      arrivedAt: tag.readAt ?? performance.now(),
     };
     return {
       ctx,
@@ -188,7 +191,7 @@ export class AdServingService {
     const rtb =
       options.rtb &&
       !request.degraded &&
-      this.shedder.admit(this.auctions.hasCatalogDemand(request.ctx.slot.size));
+      this.shedder.admit(this.auctions.hasCatalogDemand(request.ctx.slot.size), request.ctx.arrivedAt);
     let settled;
     try {
       settled = await this.auctions.decide(ctx, {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '@app/config';
+import { auctionsShed } from '@app/observability';
 import { AuctionConfig } from '../auction.config';
 import { LoadShedder } from './load-shedder';
 
@@ -60,11 +61,30 @@ describe('LoadShedder', () => {
     expect(s.admit(true)).toBe(true);
   });
 
+  it('sheds a request that waited past the lag allowed before its auction, whatever is in flight', async () => {
+    const late = async () =>
+      (await auctionsShed.get()).values.find((v) => v.labels.reason === 'late')?.value ?? 0;
+    const s = start({});
+    const before = await late();
+    const readAt = performance.now();
+    expect(s.admit(true, readAt)).toBe(true);
+    // The state lookups of this request took 50 ms on a loop running late: past the 40 allowed.
+    block(50);
+    expect(s.admit(true, readAt)).toBe(false);
+    expect(s.admit(false, readAt)).toBe(false);
+    expect(await late()).toBe(before + 2);
+    // A request read now is in time, and the one auction admitted is still in flight.
+    expect(s.admit(true, performance.now())).toBe(true);
+    expect(s.state().inFlight).toBe(2);
+  });
+
   it('never sheds on lag with AUCTION_SHED_LAG_MS=0', async () => {
     const s = start({ AUCTION_SHED_LAG_MS: '0' });
+    const readAt = performance.now();
     expect(admitted(s, 5)).toBe(5);
     block(60);
     await sleep(20);
     expect(s.state().limit).toBe(1000);
+    expect(s.admit(true, readAt)).toBe(true);
   });
 });

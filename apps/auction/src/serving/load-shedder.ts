@@ -17,6 +17,8 @@ export enum ShedReason {
   Overload = 'overload',
   /** `AUCTION_MAX_IN_FLIGHT` auctions already wait for DSPs. */
   InFlight = 'in_flight',
+  /** The request waited longer than `AUCTION_SHED_LAG_MS` before its auction could begin. */
+  Late = 'late',
 }
 
 /**
@@ -47,10 +49,18 @@ export class LoadShedder implements OnApplicationShutdown {
 
   /**
    * True when the auction may ask the DSPs; then `release()` must follow when it is over.
-   * `fallback`: the slot has direct, house or fallback demand to show instead.
+   * `fallback`: the slot has direct, house or fallback demand to show instead. `arrivedAt`: when
+   * the request was read (`performance.now()`); one that has waited longer than the loop may lag
+   * (`AUCTION_SHED_LAG_MS`) before its auction could begin (state lookups on a loop running late)
+   * is shed, whatever is in flight: its auction would end past tmax or cut the DSPs' time short.
    */
-  admit(fallback: boolean): boolean {
+  admit(fallback: boolean, arrivedAt?: number): boolean {
     const max = this.config.AUCTION_MAX_IN_FLIGHT;
+    const lateAfter = this.config.AUCTION_SHED_LAG_MS;
+    if (lateAfter > 0 && arrivedAt !== undefined && performance.now() - arrivedAt > lateAfter) {
+      auctionsShed.inc({ reason: ShedReason.Late });
+      return false;
+    }
     const room = fallback ? this.limit : Math.min(max, this.limit * RTB_ONLY_ROOM + 1);
     if (this.inFlight >= room) {
       auctionsShed.inc({ reason: this.inFlight >= max ? ShedReason.InFlight : ShedReason.Overload });
