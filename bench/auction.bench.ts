@@ -1089,6 +1089,7 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
   const simulatorsBefore = await sumSimulatorStats(simulators);
   const before = {
     auction: treeCpuUs(pid),
+    perProcess: new Map(processTree(pid).map((p) => [p, processCpuUs(p)])),
     simulators: simPids.reduce((sum, p) => sum + processCpuUs(p), 0),
     bench: process.cpuUsage(),
     machine: machineTicks(),
@@ -1110,6 +1111,7 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
   clearInterval(sampler);
   const after = {
     auction: treeCpuUs(pid),
+    perProcess: new Map(processTree(pid).map((p) => [p, processCpuUs(p)])),
     simulators: simPids.reduce((sum, p) => sum + processCpuUs(p), 0),
     bench: process.cpuUsage(before.bench),
     machine: machineTicks(),
@@ -1130,6 +1132,10 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
   const cores = (us: number) => Math.round((100 * us) / (elapsedS * 1e6)) / 100;
   const cpu = {
     auctionUsPerRequest: perRequest(auctionUs),
+    /** Each auction process's share (the primary first, then its workers), µs per request. */
+    auctionUsPerRequestByProcess: [...after.perProcess].map(([p, us]) =>
+      perRequest(us - (before.perProcess.get(p) ?? 0)),
+    ),
     auctionCores: cores(auctionUs),
     simulatorsUsPerRequest: perRequest(simulatorsUs),
     simulatorsCores: cores(simulatorsUs),

@@ -31,7 +31,9 @@ export enum ShedReason {
  * it by 5 % (at least one), never past `AUCTION_MAX_IN_FLIGHT`. A new auction past the limit is not
  * run: the request is decided at once on direct, house and fallback demand (an ad, never an
  * error) and counted in `adx_auctions_shed_total`. A slot whose only demand is RTB, which that
- * would leave empty, has half again the room (and gets the transparent pixel when shed).
+ * would leave empty, has half again the room (and gets the transparent pixel when shed). Apart
+ * from the limit, a request that waited longer than the lag allowed between its read and its
+ * auction is shed too (`late`): tmax runs from the read (docs/exchange.md#load-shedding).
  */
 @Injectable()
 export class LoadShedder implements OnApplicationShutdown {
