@@ -139,3 +139,28 @@ export async function unsealedDays(
   }
   return [...unsealed].sort();
 }
+
+/** The replicated tables of a shard that the oracles read: the raw events and every sealed table. */
+const REPLICATED_TABLES = ['events_raw', 'exact_daily', 'inexact_sample', 'inexact_daily', 'inexact_monthly'];
+
+/**
+ * `tiersAgainstRaw` on each node of a cluster, on its own local tables: a shard's tiers must equal
+ * the recomputation from the raw events of that shard (which hold every copy of its events), on
+ * each of its replicas. Each replica first fetches what its shard's log holds (`SYSTEM SYNC
+ * REPLICA`), so that a copy still on its way is not taken for a difference. Pairs named by node.
+ */
+export async function clusterTiersAgainstRaw(
+  nodes: Readonly<Record<string, SqlLines>>,
+  database: string,
+): Promise<{ what: string; tier: string[]; raw: string[] }[]> {
+  const pairs: { what: string; tier: string[]; raw: string[] }[] = [];
+  for (const [node, sql] of Object.entries(nodes)) {
+    for (const table of REPLICATED_TABLES) {
+      await sql(`SYSTEM SYNC REPLICA ${database}.${table}`);
+    }
+    for (const pair of await tiersAgainstRaw(sql, database)) {
+      pairs.push({ ...pair, what: `${node} ${pair.what}` });
+    }
+  }
+  return pairs;
+}

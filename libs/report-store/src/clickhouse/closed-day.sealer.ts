@@ -208,7 +208,7 @@ export class ClosedDaySealer {
 
   async seal(now: Date): Promise<SealResult> {
     await this.dropAbandonedStaging();
-    if (this.replicated && (await this.rawPartsToFetch())) {
+    if (this.replicated && ((await this.replicaDown()) || (await this.rawPartsToFetch()))) {
       // A raw part written on the other replica and not fetched yet may have a lower block number
       // than one already here: a seal now would claim a mark its content lacks. The next pass seals.
       return { sealed: [], final: 0 };
@@ -338,7 +338,7 @@ export class ClosedDaySealer {
           return;
         }
       }
-      await this.command(
+      await this.swap(
         `ALTER TABLE inexact_monthly REPLACE PARTITION ID ${stringLiteral(month.replace('-', ''))} FROM ${staging}`,
       );
     } finally {
@@ -393,7 +393,7 @@ export class ClosedDaySealer {
         `INSERT INTO ${staging} (day, ${tier.markerColumn}, seal_mark)
          VALUES (toDate(${stringLiteral(day)}), ${stringLiteral(markerToken(mark))}, ${BigInt(mark)})`,
       );
-      await this.command(
+      await this.swap(
         `ALTER TABLE ${tier.table} REPLACE PARTITION ID ${stringLiteral(day.replaceAll('-', ''))} FROM ${staging}`,
       );
     } finally {
@@ -453,5 +453,33 @@ export class ClosedDaySealer {
 
   private async command(query: string): Promise<void> {
     await this.client.command({ query });
+  }
+
+  /**
+   * A `REPLACE PARTITION`. On a replicated table it returns once every replica has done it
+   * (`replication_alter_partitions_sync` 2): the other replica copies the swapped-in parts from this
+   * one, and on 18.16 a part that a later swap replaced before it was copied can never be copied
+   * (`Not found part … neither source table neither remote replicas`, seen in the cluster test),
+   * which leaves an entry in that replica's queue for good. Waiting keeps one swap of a partition at
+   * a time in flight on the shard.
+   */
+  private async swap(query: string): Promise<void> {
+    await this.client.command(
+      this.replicated ? { query, clickhouse_settings: { replication_alter_partitions_sync: 2 } } : { query },
+    );
+  }
+
+  /**
+   * Whether a replica of this shard is down (not active in ZooKeeper) for a table the sealer reads or
+   * swaps: a swap would wait for it (`swap`), so the shard is not sealed until it is back; its days
+   * keep the views' figures, and reports still answer from the live replica.
+   */
+  private async replicaDown(): Promise<boolean> {
+    const [{ n }] = await this.rows<{ n: string }>(
+      `SELECT count() AS n FROM system.replicas
+       WHERE database = ${stringLiteral(this.database)} AND active_replicas < total_replicas
+         AND table IN (${['events_raw', ...SEALED_TABLES].map(stringLiteral).join(', ')})`,
+    );
+    return n !== '0';
   }
 }
