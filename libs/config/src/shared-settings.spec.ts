@@ -81,3 +81,34 @@ describe("BaseSettings: the topics' replication", () => {
     expect(() => loadConfig(BaseSettings, env)).toThrow(named);
   });
 });
+
+describe('StoreSettings: a ClickHouse cluster', () => {
+  const shards =
+    'http://127.0.0.1:28121,http://127.0.0.1:28122;http://127.0.0.1:28123,http://127.0.0.1:28124';
+
+  it('is off by default and takes a cluster name with its shards and the node reports read', () => {
+    expect(loadConfig(StoreSettings, {}).CLICKHOUSE_CLUSTER).toBeUndefined();
+    const settings = loadConfig(StoreSettings, {
+      CLICKHOUSE_CLUSTER: 'adx',
+      CLICKHOUSE_SHARDS: shards,
+      CLICKHOUSE_URL: 'http://127.0.0.1:28121',
+    });
+    expect([settings.CLICKHOUSE_CLUSTER, settings.CLICKHOUSE_SHARDS]).toEqual(['adx', shards]);
+  });
+
+  it.each([
+    [
+      { CLICKHOUSE_CLUSTER: 'adx', CLICKHOUSE_URL: 'http://127.0.0.1:28121' },
+      'CLICKHOUSE_CLUSTER needs CLICKHOUSE_SHARDS',
+    ],
+    [{ CLICKHOUSE_CLUSTER: 'adx', CLICKHOUSE_SHARDS: shards }, 'CLICKHOUSE_CLUSTER needs CLICKHOUSE_SHARDS'],
+    [
+      { CLICKHOUSE_CLUSTER: 'a-b', CLICKHOUSE_SHARDS: shards, CLICKHOUSE_URL: 'http://x' },
+      'CLICKHOUSE_CLUSTER must be',
+    ],
+    [{ CLICKHOUSE_SHARDS: 'http://a;;http://b' }, 'CLICKHOUSE_SHARDS must be'],
+    [{ CLICKHOUSE_SHARDS: 'tcp://a:9000' }, 'CLICKHOUSE_SHARDS must be'],
+  ])('refuses %o, naming it', (env, named) => {
+    expect(() => loadConfig(StoreSettings, env)).toThrow(named);
+  });
+});
