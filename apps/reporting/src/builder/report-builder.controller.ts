@@ -18,6 +18,7 @@ export const BUILDER_MODULES = [
   'builder.js',
   'api.js',
   'catalogue.js',
+  'delivery.js',
   'dom.js',
   'form.js',
   'messages.js',

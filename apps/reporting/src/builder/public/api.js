@@ -141,10 +141,11 @@ function retryAfterOf(response) {
  *
  * @param {Record<string, unknown>} body the query, without id, seed and hash
  * @param {string} accept
+ * @param {string} [path] `/api` (reports) or `/api/delivery` (the Delivery view)
  * @returns {Promise<Response>}
  */
-export function send(body, accept) {
-  const job = queue.then(() => transmit(body, accept, false));
+export function send(body, accept, path = '/api') {
+  const job = queue.then(() => transmit(body, accept, false, path));
   queue = job.then(
     () => undefined,
     () => undefined,
@@ -156,9 +157,10 @@ export function send(body, accept) {
  * @param {Record<string, unknown>} body
  * @param {string} accept
  * @param {boolean} retried
+ * @param {string} path
  * @returns {Promise<Response>}
  */
-async function transmit(body, accept, retried) {
+async function transmit(body, accept, retried, path) {
   if (!signer || secret === null) {
     throw new Error('not signed in');
   }
@@ -177,7 +179,7 @@ async function transmit(body, accept, retried) {
   const hash = await sha1Hex(secret + String(seed));
   lastSentAt = performance.now();
   storageSet(`sent:${id}`, String(Date.now()));
-  const response = await fetch('/api', {
+  const response = await fetch(path, {
     method: 'POST',
     headers: { 'Content-Type': JSON_TYPE, Accept: accept },
     body: JSON.stringify({ id, seed, hash, ...body }),
@@ -187,7 +189,7 @@ async function transmit(body, accept, retried) {
   const code = Number(response.headers.get('X-Report-Code'));
   if (code === codeNumber('SeedOutOfWindow') && !retried) {
     await syncClock();
-    return transmit(body, accept, true);
+    return transmit(body, accept, true, path);
   }
   if (code === codeNumber('QueryLimitExceeded')) {
     const seconds = retryAfterOf(response);

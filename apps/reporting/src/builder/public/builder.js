@@ -21,6 +21,7 @@ import {
   useCredentials,
 } from './api.js';
 import { catalog, codeEntry, codeNumber, fillWait, label, reason, useAccess } from './catalogue.js';
+import { hideDelivery, showDelivery } from './delivery.js';
 import { $, byId, el, query } from './dom.js';
 import {
   addFilterRow,
@@ -241,6 +242,7 @@ function signedIn(id, types) {
 
 function signOut() {
   forgetToken();
+  hideDelivery();
   showResult(null);
   updateBusy();
   document.body.dataset.state = 'ready';
@@ -399,6 +401,16 @@ const targetOf = (event) => (event.target instanceof Element ? event.target : nu
 function bind() {
   byId('sign-in-form', HTMLFormElement).addEventListener('submit', (event) => void signIn(event));
   button('sign-out').addEventListener('click', signOut);
+  button('show-delivery').addEventListener('click', () => {
+    if (!session) {
+      showMessage($('sign-in-message'), 'info', 'Sign in to see delivery', [
+        'Your user id and token sign the request.',
+      ]);
+      input('user-id').focus();
+      return;
+    }
+    void showDelivery();
+  });
   byId('report-form', HTMLFormElement).addEventListener('submit', (event) => {
     event.preventDefault();
     void runReport();
