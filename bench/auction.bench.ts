@@ -362,6 +362,9 @@ async function sumSimulatorStats(simulators: Simulators) {
     impressionPixels: sum((s) => s.impressions),
     winNotices: sum((s) => s.wins),
     connectionsOpened: sum((s) => s.connections),
+    overdue10ms: sum((s) => s.overdueAnswers.over10ms),
+    overdue40ms: sum((s) => s.overdueAnswers.over40ms),
+    overdue80ms: sum((s) => s.overdueAnswers.over80ms),
   };
 }
 

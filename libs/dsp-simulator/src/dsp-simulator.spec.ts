@@ -131,6 +131,22 @@ describe('DspSimulator: bidding', () => {
     await expectAnswerAfter(sim, 120);
   });
 
+  it('counts the answers it wrote late because its own event loop was busy', async () => {
+    const sim = await simulator({ latencyMs: { min: 20, max: 20 } });
+    const answer = post(sim, bidRequest());
+    // Read and recorded: its answer's timer is set.
+    for (let waited = 0; sim.requests.length < 1 && waited < 5000; waited += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    // Its 20 ms timer comes due while the loop (shared with this test) is busy for 150 ms.
+    const until = performance.now() + 150;
+    while (performance.now() < until) {
+      // Busy.
+    }
+    expect((await answer).status).toBe(200);
+    expect(sim.stats().overdueAnswers).toEqual({ over10ms: 1, over40ms: 1, over80ms: 1 });
+  });
+
   it('keeps connections alive', async () => {
     const sim = await simulator();
     expect((await post(sim, bidRequest())).headers.connection).toBe('keep-alive');

@@ -150,6 +150,12 @@ export interface DspSimulatorStats {
   syncsRefused: number;
   /** Sync answers replaced by each sync fault. */
   syncFaults: Record<SyncFault, number>;
+  /**
+   * Bid answers written later than their drawn latency by more than 10, 40 and 80 ms: the
+   * simulator's own event loop running late (a benchmark's simulators share the machine), which
+   * an exchange sees as a slow DSP.
+   */
+  overdueAnswers: { over10ms: number; over40ms: number; over80ms: number };
 }
 
 type RouteHandler = (req: IncomingMessage, res: ServerResponse, query: string) => void;
@@ -266,8 +272,13 @@ export class DspSimulator {
   }
 
   stats(): DspSimulatorStats {
-    const { faults, syncFaults } = this.counters;
-    return { ...this.counters, faults: { ...faults }, syncFaults: { ...syncFaults } };
+    const { faults, syncFaults, overdueAnswers } = this.counters;
+    return {
+      ...this.counters,
+      faults: { ...faults },
+      syncFaults: { ...syncFaults },
+      overdueAnswers: { ...overdueAnswers },
+    };
   }
 
   /** Changes the behaviour of the answers to come; throws a RangeError, changing nothing, when invalid. */
@@ -426,8 +437,14 @@ export class DspSimulator {
       answer();
       return;
     }
+    const due = performance.now() + delayMs;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
+      const overdue = performance.now() - due;
+      const counts = this.counters.overdueAnswers;
+      counts.over10ms += overdue > 10 ? 1 : 0;
+      counts.over40ms += overdue > 40 ? 1 : 0;
+      counts.over80ms += overdue > 80 ? 1 : 0;
       answer();
     }, delayMs);
     this.timers.add(timer);
@@ -629,6 +646,7 @@ function zeroStats(): DspSimulatorStats {
     syncsMatched: 0,
     syncsRefused: 0,
     syncFaults: Object.fromEntries(SYNC_FAULTS.map((fault) => [fault, 0])) as Record<SyncFault, number>,
+    overdueAnswers: { over10ms: 0, over40ms: 0, over80ms: 0 },
   };
 }
 
