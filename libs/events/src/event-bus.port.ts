@@ -11,6 +11,13 @@ export interface OutgoingMessage {
 
 export interface DeliveredMessage extends OutgoingMessage {
   readonly offset: string;
+  /**
+   * The value's UTF-8 bytes, `bytes[start, end)`, when the bus holds them (Kafka): a consumer may
+   * read them without making `value`, a string decoded only when asked for.
+   */
+  readonly bytes?: Uint8Array;
+  readonly start?: number;
+  readonly end?: number;
 }
 
 export interface DeliveredBatch {

@@ -10,3 +10,16 @@ export function fnv1a32(text: string): number {
   }
   return hash >>> 0;
 }
+
+/**
+ * `fnv1a32` of ASCII text from its bytes `bytes[start, end)`: each byte is then one UTF-16 code
+ * unit, so the hash equals `fnv1a32` of the string (the ingest hashes event ids it never decodes).
+ */
+export function fnv1a32Ascii(bytes: Uint8Array, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i += 1) {
+    hash ^= bytes[i];
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}

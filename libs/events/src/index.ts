@@ -9,3 +9,4 @@ export * from './spool-directory';
 export * from './spool-exception';
 export * from './fnv1a';
 export * from './kafka-consumer-fence';
+export * from './event.scanner';

@@ -141,26 +141,90 @@ function stringHeaders(headers: IHeaders | undefined): Record<string, string> | 
   return any ? out : undefined;
 }
 
+/** A frame's keys, split once and only when a key is asked for (the ingest asks only for its rejects). */
+class FrameKeys {
+  private keys: string[] | undefined;
+
+  constructor(private readonly header: Buffer) {}
+
+  key(index: number): string {
+    this.keys ??= this.header.toString().split('\n');
+    return this.keys[index];
+  }
+}
+
+/**
+ * One message of a frame: its value's place in the record's bytes, decoded into a string only
+ * when read, so that a consumer that reads the bytes (the ingest) makes no string per event.
+ */
+class FramedMessage implements DeliveredMessage {
+  constructor(
+    readonly bytes: Buffer,
+    readonly start: number,
+    readonly end: number,
+    readonly offset: string,
+    private readonly keys: FrameKeys,
+    private readonly index: number,
+  ) {}
+
+  get key(): string {
+    return this.keys.key(this.index);
+  }
+
+  get value(): string {
+    return this.bytes.toString('utf8', this.start, this.end);
+  }
+}
+
+const NEWLINE = 0x0a;
+
+/** How many lines `bytes` holds: its newlines plus one. */
+function lineCount(bytes: Buffer): number {
+  let lines = 1;
+  for (let at = bytes.indexOf(NEWLINE); at >= 0; at = bytes.indexOf(NEWLINE, at + 1)) {
+    lines += 1;
+  }
+  return lines;
+}
+
 /**
  * Appends the messages a record carries to `out`: a frame's messages, each with the frame's
  * offset, or the record itself. A frame whose keys do not match its lines is delivered whole as
  * one message, so that the consumer rejects it (to its dead letters) rather than guessing.
+ * Messages carry their value's bytes (`DeliveredMessage.bytes`); the strings are made on demand.
  */
 export function unframe(record: KafkaMessage, out: DeliveredMessage[]): void {
   const offset = record.offset;
-  const value = record.value?.toString() ?? '';
-  if (header(record.headers, FRAME_HEADER) === FRAME_VERSION) {
-    const keys = header(record.headers, FRAME_KEYS_HEADER)?.split('\n') ?? [];
-    const values = value.split('\n');
-    if (keys.length === values.length) {
-      for (let i = 0; i < values.length; i += 1) {
-        out.push({ key: keys[i], value: values[i], offset });
+  const bytes = record.value ?? EMPTY;
+  const keysHeader = record.headers?.[FRAME_KEYS_HEADER];
+  if (header(record.headers, FRAME_HEADER) === FRAME_VERSION && keysHeader !== undefined) {
+    const keyBytes = Buffer.isBuffer(keysHeader) ? keysHeader : Buffer.from(String(keysHeader));
+    if (lineCount(keyBytes) === lineCount(bytes)) {
+      const keys = new FrameKeys(keyBytes);
+      let start = 0;
+      for (let index = 0; ; index += 1) {
+        const newline = bytes.indexOf(NEWLINE, start);
+        const end = newline < 0 ? bytes.length : newline;
+        out.push(new FramedMessage(bytes, start, end, offset, keys, index));
+        if (newline < 0) {
+          return;
+        }
+        start = newline + 1;
       }
-      return;
     }
   }
-  out.push({ key: record.key?.toString() ?? '', value, offset, headers: stringHeaders(record.headers) });
+  out.push({
+    key: record.key?.toString() ?? '',
+    value: bytes.toString(),
+    offset,
+    headers: stringHeaders(record.headers),
+    bytes,
+    start: 0,
+    end: bytes.length,
+  });
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * The end of the run of messages that starts at `from` and holds at least `atLeast` messages (or

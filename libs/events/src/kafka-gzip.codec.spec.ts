@@ -1,7 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { useFastGzip } from './kafka-gzip.codec';
+import { inflateBatch, useFastGzip } from './kafka-gzip.codec';
 
 /** The gzip header's XFL byte: 4 when the fastest level wrote the stream, 0 for zlib's default. */
 const xfl = (stream: Buffer) => stream[8];
@@ -35,5 +35,26 @@ describe('useFastGzip', () => {
     for (const level of [1, 6, 9]) {
       expect((await codec.decompress(gzipSync(payload, { level }))).equals(payload)).toBe(true);
     }
+  });
+});
+
+describe('inflateBatch', () => {
+  const payload = Buffer.from('{"event_id":"e-1"}\n'.repeat(5000));
+
+  it('inflates a batch whatever its trailer says its length is', () => {
+    const compressed = gzipSync(payload, { level: 1 });
+    expect(inflateBatch(compressed).equals(payload)).toBe(true);
+    for (const length of [0, 1, payload.length - 1, 0xffffffff]) {
+      const lying = Buffer.from(compressed);
+      lying.writeUInt32LE(length, lying.length - 4);
+      // zlib checks the length itself once inflated: a wrong one is refused, not read wrong.
+      expect(() => inflateBatch(lying)).toThrow();
+    }
+  });
+
+  it('inflates a stream of several gzip members, and an empty one', () => {
+    const two = Buffer.concat([gzipSync(payload.subarray(0, 100)), gzipSync(payload.subarray(100))]);
+    expect(inflateBatch(two).equals(payload)).toBe(true);
+    expect(inflateBatch(gzipSync(Buffer.alloc(0))).length).toBe(0);
   });
 });

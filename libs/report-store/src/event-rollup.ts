@@ -67,10 +67,17 @@ export function measuresOf(event: AdEvent, weight = 1): Measures {
  * the event in the sample, or 0 when it is left out.
  */
 export function sampleWeight(event: AdEvent, denominator: number): number {
-  if (event.type !== 'impression' || denominator <= 1) {
-    return 1;
-  }
-  return fnv1a32(event.event_id) % denominator === 0 ? denominator : 0;
+  return isSampled(event.type, denominator) ? sampleWeightOfHash(fnv1a32(event.event_id), denominator) : 1;
+}
+
+/** Whether events of this type are sampled (else their weight is 1). */
+export function isSampled(type: AdEvent['type'], denominator: number): boolean {
+  return type === 'impression' && denominator > 1;
+}
+
+/** The weight of a sampled event whose id hashes (`fnv1a32`) to `hash`. */
+export function sampleWeightOfHash(hash: number, denominator: number): number {
+  return hash % denominator === 0 ? denominator : 0;
 }
 
 export function utcDayOf(ts: string): string {

@@ -1,4 +1,4 @@
-import type { AdEvent } from '@app/events';
+import type { AdEvent, ScannedAdEvent } from '@app/events';
 import type { StoreQuery, StoreRow } from '@app/report-model';
 import type { StoreOrderTerm } from './store-order';
 
@@ -8,6 +8,12 @@ export const REPORT_STORE = Symbol('REPORT_STORE');
 export interface OffsetEvent {
   readonly offset: string;
   readonly event: AdEvent;
+  /**
+   * Set when the event was validated from its message's bytes without being parsed
+   * (`AdEventScanner`): a store may write it from there (ClickHouse does) while `scanned.fields`
+   * is set; `event` then parses the bytes when read.
+   */
+  readonly scanned?: ScannedAdEvent;
 }
 
 export interface IngestResult {
