@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { AdContext } from './ad-context';
 import { decideAuction } from './auction';
 import { BookedDemand } from './booked-demand';
-import { BookedPriority, mergeLimits } from './booked-priority';
+import { BookedPriority, mergeLimits, type DirectPlan } from './booked-priority';
 import type { Candidate } from './candidate';
 import { CatalogDemand } from './catalog-demand';
 import { SkipReason } from '@app/booking';
@@ -78,9 +78,9 @@ const rtbBid: Candidate = {
  * One slot decided as AuctionService.decide does it: the plan, the auction, the claim of the winner,
  * decided again without a winner left out, the roadblock's plan served when one took the open.
  */
-async function serve(w: World, ctx: AdContext, bid: Candidate | null = rtbBid) {
+async function serve(w: World, ctx: AdContext, bid: Candidate | null = rtbBid, planned?: DirectPlan) {
   const catalogDemand = w.demand.candidates(ctx.slot.size, `${ctx.slot.id}|${ctx.viewer.userKey}`);
-  let plan = await w.priority.prepare(ctx, catalogDemand.paid);
+  let plan = planned ?? (await w.priority.prepare(ctx, catalogDemand.paid));
   const first = plan;
   let paid: readonly Candidate[] = [...plan.paid, ...(plan.rtb && bid ? [bid] : [])];
   let fill = plan.fill ? catalogDemand.fill : [];
@@ -161,6 +161,21 @@ describe('roadblocks: one advertiser in every slot of an open, or none of it', (
     }
     expect(whole).toBeGreaterThan(0);
     expect(none).toBeGreaterThan(0);
+  });
+
+  it('serves the roadblock in a slot decided for a rival while the roadblock took the open', async () => {
+    // adv-1's str-1-1-1-2 outbids the roadblock on 300x250 only; the roadblock keeps 600x200.
+    const w = roadblockWorld({}, (doc) => (strategy(doc, 'str-1-1-1-2').cpmMicros = 9_800_000));
+    const late = ctxOf(w.catalog, 'slot-1-1-2', 'reader-15');
+    const lateDemand = w.demand.candidates(late.slot.size, `${late.slot.id}|${late.viewer.userKey}`);
+    // The 300x250 slot is planned on an open no slot has shown yet...
+    const plan = await w.priority.prepare(late, lateDemand.paid);
+    expect(plan.roadblocked).toBe(false);
+    // ...then the 600x200 slot's roadblock reserves the open before the 300x250 slot's claim.
+    const first = await serve(w, ctxOf(w.catalog, 'slot-1-1-1', 'reader-15'), null);
+    expect(campaignOf(w, first.winner)).toBe('cmp-6-1-2');
+    const { winner } = await serve(w, late, null, plan);
+    expect(campaignOf(w, winner)).toBe('cmp-6-1-2');
   });
 
   it('is left out of an open that already shows another ad (open_taken)', async () => {
