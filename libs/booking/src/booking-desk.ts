@@ -27,7 +27,11 @@ export interface GoalDelivery {
   readonly lifetime?: number;
   readonly daily?: number;
   readonly deliveredLifetime: number;
-  readonly deliveredToday: number;
+  /**
+   * Delivered today (the booking's day), for a goal with a daily target: only those count their
+   * day (a day counter on every goal would cost every delivery a write).
+   */
+  readonly deliveredToday?: number;
   /** Even pacing: what the flight should have delivered by now (straight line over the flight). */
   readonly expectedByNow?: number;
   /** delivered / expected (1 on pace, below 1 behind). */
@@ -245,7 +249,7 @@ export class BookingDesk {
             lifetime: g.lifetime,
             daily: g.daily,
             deliveredLifetime,
-            deliveredToday: Math.floor(values[2 * i + 1] / scale),
+            deliveredToday: g.daily !== undefined ? Math.floor(values[2 * i + 1] / scale) : undefined,
             expectedByNow,
             pace: expectedByNow ? Math.round((deliveredLifetime / expectedByNow) * 1000) / 1000 : undefined,
           };

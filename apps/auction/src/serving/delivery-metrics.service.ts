@@ -36,7 +36,9 @@ export class DeliveryMetricsService implements OnModuleInit, OnModuleDestroy {
       for (const goal of layer.goals) {
         const labels = { scope: layer.scope, id: layer.id, metric: goal.metric };
         bookingDelivered.set({ ...labels, period: 'lifetime' }, goal.deliveredLifetime);
-        bookingDelivered.set({ ...labels, period: 'today' }, goal.deliveredToday);
+        if (goal.deliveredToday !== undefined) {
+          bookingDelivered.set({ ...labels, period: 'today' }, goal.deliveredToday);
+        }
         if (goal.lifetime !== undefined) {
           bookingGoal.set({ ...labels, period: 'lifetime' }, goal.lifetime);
         }

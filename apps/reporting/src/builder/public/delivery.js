@@ -14,7 +14,7 @@ import { hideMessage, showError, showNetworkError } from './messages.js';
  *   lifetime?: number;
  *   daily?: number;
  *   deliveredLifetime: number;
- *   deliveredToday: number;
+ *   deliveredToday?: number;
  *   expectedByNow?: number;
  *   pace?: number;
  * }} GoalDelivery
@@ -78,7 +78,7 @@ function flight(booking) {
  */
 function goalRow(booking, goal) {
   const target = goal.lifetime ?? goal.daily;
-  const delivered = goal.lifetime !== undefined ? goal.deliveredLifetime : goal.deliveredToday;
+  const delivered = goal.lifetime !== undefined ? goal.deliveredLifetime : (goal.deliveredToday ?? 0);
   const share = target ? Math.min(1, delivered / target) : 0;
   const pace =
     goal.pace === undefined
@@ -105,9 +105,11 @@ function goalRow(booking, goal) {
     ]),
     el('td', { className: 'num', dataset: { value: String(goal.deliveredLifetime) } }, [
       el('span', { className: 'delivery-line' }, [amount(goal.metric, goal.deliveredLifetime)]),
-      el('span', { className: 'delivery-meta', dataset: { today: String(goal.deliveredToday) } }, [
-        `${amount(goal.metric, goal.deliveredToday)} today`,
-      ]),
+      goal.deliveredToday !== undefined
+        ? el('span', { className: 'delivery-meta', dataset: { today: String(goal.deliveredToday) } }, [
+            `${amount(goal.metric, goal.deliveredToday)} today`,
+          ])
+        : null,
     ]),
     el('td', { className: 'num', dataset: { value: String(goal.expectedByNow ?? '') } }, [
       amount(goal.metric, goal.expectedByNow),
