@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DspSimulator } from '@app/dsp-simulator';
 import { FIXED_NOW } from '@app/testing';
@@ -54,6 +55,13 @@ describe('exchange: roadblocks, takeovers, sponsorship and exclusion over HTTP',
         ),
       );
       expect(again).toEqual(opens[i]);
+    }
+    // A click on each slot of the roadblocked email (open 0, no rival) goes to the roadblock's landing page.
+    expect(opens[0]).toEqual(['cmp-6-1-2', 'cmp-6-1-2', 'cmp-6-1-2']);
+    for (const slot of slots) {
+      const res = await request(`${url}/click/${slot}?placement=rb-drop&recipient=rb-reader-0&list=news`);
+      await res.body.dump();
+      expect(res.headers.location).toMatch(/fjordstream\.tv\/offer\?c=cmp-6-1-2/);
     }
   });
 
