@@ -70,7 +70,7 @@ export const bookingSkips = once(
   () =>
     new Counter({
       name: 'adx_booking_skips_total',
-      help: 'Booked direct candidates left out of an auction, by strategy and reason (out_of_flight, targeting, cap_reached, goal_reached, paced, excluded)',
+      help: 'Booked direct candidates left out of an auction, by strategy and reason (out_of_flight, targeting, cap_reached, goal_reached, paced, excluded, roadblock_incomplete, open_taken, roadblocked, taken_over, outside_share)',
       labelNames: ['strategy', 'reason'],
     }),
 );
