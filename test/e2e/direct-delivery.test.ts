@@ -95,6 +95,32 @@ for (const mode of modes()) {
       expect(creativeOf(otherList.location)).not.toBe('cr-bk-paced-600x200');
     });
 
+    it("shows the roadblock and the takeover on the demo newsletter's Garden Weekly edition", async () => {
+      const page = await request(`${auctionUrl}/demo/newsletter?edition=garden&recipient=garden-reader-1`);
+      const html = await page.body.text();
+      const tags = [...html.matchAll(/<img src="([^"]*\/img\/[^"]*)"/g)].map((m) =>
+        m[1].replaceAll('&amp;', '&'),
+      );
+      expect(tags.map((t) => new URL(t).pathname)).toEqual([
+        '/img/slot-2-1-1',
+        '/img/slot-2-1-2',
+        '/img/slot-2-2-1',
+        '/img/slot-2-2-2',
+      ]);
+      const shown = [];
+      for (const tag of tags) {
+        const res = await request(tag);
+        await res.body.dump();
+        shown.push(creativeOf(res.headers.location as string));
+      }
+      expect(shown).toEqual([
+        'cr-bk-roadblock-600x200',
+        'cr-bk-roadblock-300x250',
+        'cr-bk-takeover-728x90',
+        'cr-bk-takeover-320x50',
+      ]);
+    });
+
     it('counts a clicks goal from the click redirect, once per decision', async () => {
       const first = await tag('click', 'slot-1-1-2', 'reader-aaaa');
       expect(first.location).toBe('https://www.acmeoutdoor.com/winter-sale');
