@@ -1,15 +1,13 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import Redis from 'ioredis';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DspSimulator } from '@app/dsp-simulator';
-import { STACK, freePort, requireOrSkip } from '@app/testing';
+import { STACK, requireOrSkip } from '@app/testing';
 import { writeTestCatalog } from '../e2e/reporting-system';
+import { startAuctionWorkers, type AuctionWorkers } from '../support/auction-workers';
+import { until } from '../support/catalog-files';
 
-const ROOT = path.resolve(__dirname, '../..');
-const MAIN = path.join(ROOT, 'dist/apps/auction/src/main.js');
 const SLOT = 'slot-1-1-2';
 
 /** The pids whose parent is `pid`: the auction's workers. */
@@ -27,29 +25,15 @@ function childrenOf(pid: number): number[] {
     .map(Number);
 }
 
-async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} (npm run stack:up)`))(
   'auction: AUCTION_WORKERS processes on one port, sharing their state through Redis',
   () => {
-    const prefix = `test:workers:${process.pid}:${Date.now()}:`;
     let dsp: DspSimulator;
+    let workers: AuctionWorkers;
     let auction: ChildProcess;
     let exited: Promise<number | null>;
     let url: string;
-    const lines: string[] = [];
+    let lines: string[] = [];
 
     /** One request per connection, so that the cluster spreads them over the workers. */
     const open = async (recipient: string) => {
@@ -68,45 +52,21 @@ describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} 
     };
 
     beforeAll(async () => {
-      execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
       dsp = await DspSimulator.start({ seat: 'alpha-1', priceCpm: { min: 5, max: 5 } });
       const catalog = writeTestCatalog((doc) => {
         doc.dsps = [{ ...doc.dsps[0], endpoint: dsp.bidUrl, timeoutMs: 1000 }];
       });
-      const port = await freePort();
-      url = `http://127.0.0.1:${port}`;
-      auction = spawn(process.execPath, [MAIN], {
-        env: {
-          PATH: process.env.PATH,
-          AUCTION_PORT: String(port),
-          AUCTION_PUBLIC_URL: url,
-          AUCTION_TMAX_MS: '1000',
-          AUCTION_WORKERS: '2',
-          // A loaded test machine's lag is not what this test is about.
-          AUCTION_SHED_LAG_MS: '0',
-          CATALOG_PATH: catalog,
-          REDIS_URL: STACK.redisUrl,
-          REDIS_KEY_PREFIX: prefix,
-          LOG_LEVEL: 'info',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      workers = await startAuctionWorkers({
+        catalog,
+        prefix: `test:workers:${process.pid}:${Date.now()}:`,
+        env: { AUCTION_TMAX_MS: '1000' },
       });
-      const collect = (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      auction.stdout!.on('data', collect);
-      auction.stderr!.on('data', collect);
-      exited = new Promise((resolve) => auction.once('exit', (code) => resolve(code)));
-      await until(() => lines.filter((l) => l.includes('"listening"')).length === 2, 'two workers listening');
+      ({ process: auction, exited, url, lines } = workers);
     }, 120_000);
 
     afterAll(async () => {
-      auction?.kill('SIGKILL');
+      await workers?.stop();
       await dsp?.close();
-      const redis = new Redis(STACK.redisUrl);
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) {
-        await redis.unlink(...keys);
-      }
-      redis.disconnect();
     });
 
     it('runs two workers under one primary, each serving ad requests', () => {

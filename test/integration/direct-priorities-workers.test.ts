@@ -1,15 +1,10 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import Redis from 'ioredis';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DspSimulator } from '@app/dsp-simulator';
-import { STACK, freePort, requireOrSkip } from '@app/testing';
+import { STACK, requireOrSkip } from '@app/testing';
+import { startAuctionWorkers, type AuctionWorkers } from '../support/auction-workers';
 import { ADVERTISER_OF, bookedCatalog, openAll, type CatalogDoc } from '../support/direct-priorities';
-
-const ROOT = path.resolve(__dirname, '../..');
-const MAIN = path.join(ROOT, 'dist/apps/auction/src/main.js');
 
 /**
  * The slots of one email requested at once land on two auction processes (AUCTION_WORKERS=2, one
@@ -20,12 +15,10 @@ const MAIN = path.join(ROOT, 'dist/apps/auction/src/main.js');
 describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} (npm run stack:up)`))(
   'auction: roadblocks and exclusion across two processes sharing Redis',
   () => {
-    const prefix = `test:priorities:${process.pid}:${Date.now()}:`;
     let dsp: DspSimulator;
-    let auction: ChildProcess;
+    let auction: AuctionWorkers;
     let url: string;
     let doc: CatalogDoc;
-    const lines: string[] = [];
 
     /** The sum of a counter over its series whose labels include every one of `labels`. */
     const metric = async (name: string, labels: string[]) => {
@@ -37,51 +30,21 @@ describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} 
     };
 
     beforeAll(async () => {
-      execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
       dsp = await DspSimulator.start({ seat: 'alpha-1', priceCpm: { min: 20, max: 20 } });
       // The processes run on the real clock (UTC, pub-2 has no time zone): the takeover flies today.
       const catalog = bookedCatalog(dsp.bidUrl, new Date().toISOString().slice(0, 10));
       doc = JSON.parse(readFileSync(catalog, 'utf8')) as CatalogDoc;
-      const port = await freePort();
-      url = `http://127.0.0.1:${port}`;
-      auction = spawn(process.execPath, [MAIN], {
-        env: {
-          PATH: process.env.PATH,
-          AUCTION_PORT: String(port),
-          AUCTION_PUBLIC_URL: url,
-          AUCTION_TMAX_MS: '1000',
-          AUCTION_WORKERS: '2',
-          // A loaded test machine's lag is not what this test is about.
-          AUCTION_SHED_LAG_MS: '0',
-          CATALOG_PATH: catalog,
-          REDIS_URL: STACK.redisUrl,
-          REDIS_KEY_PREFIX: prefix,
-          DSP_URL_ALLOW_PRIVATE: '1',
-          LOG_LEVEL: 'info',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      auction = await startAuctionWorkers({
+        catalog,
+        prefix: `test:priorities:${process.pid}:${Date.now()}:`,
+        env: { AUCTION_TMAX_MS: '1000', DSP_URL_ALLOW_PRIVATE: '1' },
       });
-      const collect = (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      auction.stdout!.on('data', collect);
-      auction.stderr!.on('data', collect);
-      const deadline = Date.now() + 60_000;
-      while (lines.filter((l) => l.includes('"listening"')).length < 2) {
-        if (Date.now() > deadline || auction.exitCode !== null) {
-          throw new Error(`the auction workers did not start:\n${lines.join('\n')}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      url = auction.url;
     }, 120_000);
 
     afterAll(async () => {
-      auction?.kill('SIGKILL');
+      await auction?.stop();
       await dsp?.close();
-      const redis = new Redis(STACK.redisUrl);
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) {
-        await redis.unlink(...keys);
-      }
-      redis.disconnect();
     });
 
     it('shows a roadblock in every slot of an open or in none', async () => {
