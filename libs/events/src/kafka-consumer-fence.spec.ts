@@ -1,7 +1,14 @@
 import { EventEmitter } from 'node:events';
-import type { Consumer, EachBatchPayload } from 'kafkajs';
+import {
+  KafkaJSConnectionError,
+  KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
+  KafkaJSProtocolError,
+  type Consumer,
+  type EachBatchPayload,
+} from 'kafkajs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConsumerFence } from './kafka-consumer-fence';
+import { ConsumerFence, membershipLost } from './kafka-consumer-fence';
 
 const TIMINGS = { sessionTimeout: 3_000, heartbeatInterval: 1_000, rebalanceTimeout: 6_000 };
 const EVENTS = { GROUP_JOIN: 'join', HEARTBEAT: 'heartbeat', REBALANCING: 'rebalancing', CRASH: 'crash' };
@@ -94,5 +101,34 @@ describe('ConsumerFence', () => {
     });
     expect(await run).toBe(true);
     expect(fence.owns()).toBe(false);
+  });
+});
+
+describe('membershipLost', () => {
+  const protocolError = (type: string, retriable: boolean) =>
+    new KafkaJSProtocolError({ type, code: 0, retriable, message: type } as unknown as Error);
+
+  it('knows an UNKNOWN_MEMBER_ID that kafkajs wrapped as not retriable (a commit after the coordinator moved)', () => {
+    const cause = protocolError('UNKNOWN_MEMBER_ID', false);
+    // As kafkajs's retrier wraps it (its types leave out the constructor's cause).
+    expect(membershipLost(Object.assign(new KafkaJSNonRetriableError(cause), { cause }))).toBe(true);
+    expect(membershipLost(cause)).toBe(true);
+  });
+
+  it('knows a rebalance and a stale generation, bare or wrapped', () => {
+    for (const type of ['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'NOT_COORDINATOR_FOR_GROUP']) {
+      const cause = protocolError(type, true);
+      expect(membershipLost(cause)).toBe(true);
+      expect(membershipLost(new KafkaJSNumberOfRetriesExceeded(cause, { retryCount: 3, retryTime: 1 }))).toBe(
+        true,
+      );
+    }
+  });
+
+  it('leaves other failures to the caller', () => {
+    expect(membershipLost(protocolError('OFFSET_METADATA_TOO_LARGE', false))).toBe(false);
+    expect(membershipLost(new KafkaJSConnectionError('connect ECONNREFUSED'))).toBe(false);
+    expect(membershipLost(new Error('UNKNOWN_MEMBER_ID'))).toBe(false);
+    expect(membershipLost(undefined)).toBe(false);
   });
 });

@@ -65,6 +65,16 @@ const MEMBERSHIP_LOST = new Set([
 ]);
 
 /**
+ * Whether a kafkajs error says this member no longer holds its partitions (the group rebalances, or
+ * its coordinator, moved to another broker, does not know the member), itself or as the cause kafkajs's
+ * retrier wrapped it in.
+ */
+export function membershipLost(error: unknown): boolean {
+  const { type, cause } = (error ?? {}) as { type?: string; cause?: { type?: string } };
+  return MEMBERSHIP_LOST.has(type ?? '') || MEMBERSHIP_LOST.has(cause?.type ?? '');
+}
+
+/**
  * Fences the batches of one kafkajs consumer. kafkajs heartbeats only between batches, so a long
  * batch would let the session expire while its handler still writes; here a timer heartbeats
  * while any batch runs, and every running batch's signal is aborted as soon as this member may

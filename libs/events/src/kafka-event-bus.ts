@@ -19,7 +19,7 @@ import type {
 } from './event-bus.port';
 import type { SpoolEntry } from './event-spool';
 import { SpoolDirectory } from './spool-directory';
-import { ConsumerFence, timingsAccepted, type ConsumerTimings } from './kafka-consumer-fence';
+import { ConsumerFence, membershipLost, timingsAccepted, type ConsumerTimings } from './kafka-consumer-fence';
 import { frameRequests, unframe } from './kafka-frame';
 import { useFastGzip } from './kafka-gzip.codec';
 import { topicReplication } from './kafka-topic-replication';
@@ -254,7 +254,19 @@ export class KafkaEventBus implements EventBus {
         // Resolving moves the consumer's position; the commit makes it survive a restart.
         payload.resolveOffset(batch.lastOffset());
         const next = (BigInt(batch.lastOffset()) + 1n).toString();
-        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
+        try {
+          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
+        } catch (error) {
+          // The member lost the partition between its batch and the commit: the broker holding the
+          // group's coordinator died and the new coordinator does not know the member, or the group
+          // rebalanced. The batch goes again to its next owner (stored, it is left out); thrown,
+          // kafkajs would stop this consumer for good (UNKNOWN_MEMBER_ID is not retriable) where its
+          // next heartbeat rejoins the group.
+          if (membershipLost(error)) {
+            return;
+          }
+          throw error;
+        }
         consumerLag.set(
           { topic: batch.topic, partition: String(batch.partition) },
           Number(batch.offsetLag()),
