@@ -367,6 +367,62 @@ function errorResponses(codes: readonly BuilderResultCode[]): Record<string, unk
  * The OpenAPI 3.1 description of `POST /api`, derived from the catalogues: splits, columns,
  * result codes and their statuses, with examples in JSON and XML.
  */
+/** What `POST /api/delivery` answers (apps/reporting/src/delivery/delivery.service.ts). */
+function deliverySchema(): Record<string, unknown> {
+  const count = { type: 'number', minimum: 0 };
+  return {
+    type: 'object',
+    required: ['now', 'catalogVersion', 'bookings'],
+    properties: {
+      now: { type: 'string', format: 'date-time' },
+      catalogVersion: {
+        type: 'string',
+        description: 'The version of the catalog read: the SHA-256 of its file, 12 hex digits.',
+      },
+      bookings: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['scope', 'id', 'name', 'campaignId', 'advertiserId', 'timeZone', 'pacing', 'goals'],
+          properties: {
+            scope: { type: 'string', enum: ['campaign', 'strategy'] },
+            id: { type: 'string' },
+            name: { type: 'string' },
+            campaignId: { type: 'string' },
+            campaignName: { type: 'string' },
+            campaignType: { type: 'string' },
+            advertiserId: { type: 'string' },
+            advertiserName: { type: 'string' },
+            start: { type: 'string', description: 'YYYY-MM-DD or YYYY-MM-DDTHH:mm, in `timeZone`.' },
+            end: { type: 'string' },
+            timeZone: { type: 'string' },
+            pacing: { type: 'string', enum: ['even', 'asap'] },
+            goals: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['metric', 'deliveredLifetime'],
+                properties: {
+                  metric: { type: 'string', enum: ['impressions', 'clicks', 'spend'] },
+                  lifetime: count,
+                  daily: count,
+                  deliveredLifetime: count,
+                  deliveredToday: { ...count, description: 'Goals with a daily target only.' },
+                  expectedByNow: {
+                    ...count,
+                    description: 'Even pacing of a lifetime goal: a straight line over the flight.',
+                  },
+                  pace: { type: 'number', description: 'deliveredLifetime / expectedByNow.' },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
 export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
   const codes = resultCodes();
   const success = codes.filter((c) => c.httpStatus === 200);
@@ -380,7 +436,10 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: '/', description: 'This service' }],
-    tags: [{ name: 'Reports', description: 'The data request of part 4.1.' }],
+    tags: [
+      { name: 'Reports', description: 'The data request of part 4.1.' },
+      { name: 'Delivery', description: "Booked direct campaigns' delivery against their goals and pace." },
+    ],
     paths: {
       '/api': {
         post: {
@@ -468,9 +527,46 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
           },
         },
       },
+      '/api/delivery': {
+        post: {
+          tags: ['Delivery'],
+          operationId: 'getDelivery',
+          summary: "The account's booked goals: delivered, goal, expected by now",
+          description: [
+            'Authenticated and rate limited like `POST /api` (the body holds `id`, `seed` and `hash` only).',
+            "A media group sees its advertisers' bookings; a publisher the bookings on its inventory alone.",
+            'Spend is in micro-USD. See docs/direct-campaigns.md.',
+          ].join('\n'),
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: ref('DeliveryRequest') } },
+          },
+          responses: {
+            '200': {
+              description: 'The bookings this account may see, each with its goals.',
+              content: { 'application/json': { schema: ref('Delivery') } },
+            },
+            ...errorResponses(codes),
+          },
+        },
+      },
     },
     components: {
       schemas: {
+        DeliveryRequest: {
+          type: 'object',
+          required: ['id', 'seed', 'hash'],
+          properties: {
+            id: { type: 'string', description: 'The user id.' },
+            seed: { type: ['integer', 'string'], description: 'UNIX seconds, greater than the last one.' },
+            hash: {
+              type: 'string',
+              pattern: '^[0-9a-fA-F]{40}$',
+              description: 'SHA-1 of token + seed, hex.',
+            },
+          },
+        },
+        Delivery: deliverySchema(),
         ReportRequest: requestSchema(options),
         SplitElement: splitSchema(),
         MetricColumn: metricSchema(),
