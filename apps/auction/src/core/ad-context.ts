@@ -27,6 +27,11 @@ export interface Viewer {
   readonly userId: string;
   /** What a decision and a conversion are keyed by (`r:`, `c:` or `a:` for anonymous). */
   readonly userKey: string;
+  /**
+   * Neither a recipient hash nor a cookie of ours came with the request: the key is new, so the
+   * other slots of the same email (requested at once, before any cookie is set) have keys of their own.
+   */
+  readonly unrecognised?: boolean;
   readonly geo: { country: string; region: string; metro: string; zip: string };
   /** Each DSP's id for this user (`user.buyeruid`), from user sync. */
   readonly buyerUids?: ReadonlyMap<string, string>;

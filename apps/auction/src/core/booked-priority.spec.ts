@@ -200,6 +200,15 @@ describe('roadblocks: one advertiser in every slot of an open, or none of it', (
     expect(await skips('str-6-1-2-2', SkipReason.RoadblockIncomplete)).toBe(before + 1);
   });
 
+  it('is not chosen for a reader known by neither recipient nor cookie (each slot would be an open of its own)', async () => {
+    const w = roadblockWorld();
+    const ctx = ctxOf(w.catalog, 'slot-1-1-1', 'reader-16');
+    const { winner } = await serve(w, { ...ctx, viewer: { ...ctx.viewer, unrecognised: true } }, null);
+    expect(campaignOf(w, winner)).not.toBe('cmp-6-1-2');
+    const known = ctxOf(w.catalog, 'slot-1-1-1', 'reader-17');
+    expect(campaignOf(w, (await serve(w, known, null)).winner)).toBe('cmp-6-1-2');
+  });
+
   it('is not chosen when another slot of the open has no eligible creative of it (strategy flown elsewhere)', async () => {
     // str-6-1-2-1 holds the only 600x200 creative; its own flight is over.
     const w = roadblockWorld({ start: '2026-03-01', end: '2026-03-31' }, (doc) => {

@@ -155,7 +155,10 @@ export class BookedPriority {
     }
 
     const verdicts = new Map(
-      booked.map((c, i) => [c, this.openRules(c, screen.verdicts[i], request, state)]),
+      booked.map((c, i) => [
+        c,
+        this.openRules(c, screen.verdicts[i], request, state, ctx.viewer.unrecognised),
+      ]),
     );
     const left = new Set<Candidate>();
     const leave = (c: Candidate, reason: SkipReason) => {
@@ -260,6 +263,7 @@ export class BookedPriority {
     verdict: BookingVerdict,
     request: BookingRequest,
     state: OpenState,
+    unrecognised = false,
   ): BookingVerdict {
     if (!verdict.eligible) {
       return verdict;
@@ -269,7 +273,8 @@ export class BookedPriority {
       return skipped(SkipReason.Targeting);
     }
     if (s.roadblock) {
-      if (!this.roadblockFits.get(s.campaignId)?.has(request.templateId)) {
+      // A reader known by neither recipient nor cookie is a new reader in each slot: no open to hold.
+      if (unrecognised || !this.roadblockFits.get(s.campaignId)?.has(request.templateId)) {
         return skipped(SkipReason.RoadblockIncomplete);
       }
       if (state.roadblock !== undefined || state.groups.size > 0) {

@@ -60,6 +60,7 @@ export class ViewerResolver {
         secure,
         userId,
         userKey: userKeys[0],
+        unrecognised: !recipientId && !knownCookie,
         // A webmail proxy's address is the mail provider's data centre, not the reader's place.
         geo: device.device_type === 'WebmailProxy' ? EMPTY_GEO : this.geo.lookup(ip),
         device,
