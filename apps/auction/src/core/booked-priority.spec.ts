@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MemoryDeliveryCounters, MemoryOpenLedger } from '@app/booking';
+import { MemoryDeliveryCounters, MemoryOpenLedger, SkipReason } from '@app/booking';
 import { buildCatalog, loadCatalog, type Catalog } from '@app/catalog';
 import { bookingSkips } from '@app/observability';
 import { withoutBookings } from '@app/testing';
@@ -10,7 +10,6 @@ import { BookedDemand } from './booked-demand';
 import { BookedPriority, mergeLimits, type DirectPlan } from './booked-priority';
 import type { Candidate } from './candidate';
 import { CatalogDemand } from './catalog-demand';
-import { SkipReason } from '@app/booking';
 
 type Doc = Record<string, Record<string, unknown>[]>;
 
