@@ -1,10 +1,9 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import Redis from 'ioredis';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { STACK, freePort, requireOrSkip, writeTestCatalog } from '@app/testing';
+import { STACK, requireOrSkip, writeTestCatalog } from '@app/testing';
+import { startAuctionWorkers, type AuctionWorkers } from '../support/auction-workers';
 import {
   RELOADED_CREATIVE,
   catalogVersionOf,
@@ -13,25 +12,23 @@ import {
   until,
 } from '../support/catalog-files';
 
-const ROOT = path.resolve(__dirname, '../..');
-const MAIN = path.join(ROOT, 'dist/apps/auction/src/main.js');
 const SLOT = 'slot-1-1-2';
 
 /**
  * The auction as it runs in production, two workers under one primary (sharing their state
  * through Redis, as workers must), with CATALOG_WATCH=0 so that only the SIGHUP the primary relays
- * can reload: a valid new file serves the next auction in
- * both workers, an invalid one is refused by both, logged with its problems, and the last valid
- * one keeps serving.
+ * can reload: a valid new file serves the next auction in both workers, an invalid one is refused
+ * by both, logged with its problems, and the last valid one keeps serving.
  */
 describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} (npm run stack:up)`))(
   'auction workers reload the catalog on SIGHUP',
   () => {
     const prefix = `test:reload:${process.pid}:${Date.now()}:`;
+    let workers: AuctionWorkers;
     let auction: ChildProcess;
     let url: string;
     let file: string;
-    const lines: string[] = [];
+    let lines: string[];
     let reader = 0;
 
     /** A new reader on one connection of its own: a new auction, on whichever worker takes it. */
@@ -53,41 +50,17 @@ describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} 
     };
 
     beforeAll(async () => {
-      execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
       file = writeTestCatalog((doc) => {
         doc.dsps = [];
       });
-      const port = await freePort();
-      url = `http://127.0.0.1:${port}`;
-      auction = spawn(process.execPath, [MAIN], {
-        env: {
-          PATH: process.env.PATH,
-          AUCTION_PORT: String(port),
-          AUCTION_PUBLIC_URL: url,
-          AUCTION_WORKERS: '2',
-          AUCTION_SHED_LAG_MS: '0',
-          CATALOG_PATH: file,
-          CATALOG_WATCH: '0',
-          REDIS_URL: STACK.redisUrl,
-          REDIS_KEY_PREFIX: prefix,
-          LOG_LEVEL: 'info',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const collect = (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      auction.stdout!.on('data', collect);
-      auction.stderr!.on('data', collect);
-      await until(() => lines.filter((l) => l.includes('"listening"')).length === 2, 'two workers listening');
+      workers = await startAuctionWorkers({ catalog: file, prefix, env: { CATALOG_WATCH: '0' } });
+      url = workers.url;
+      lines = workers.lines;
+      auction = workers.process;
     }, 120_000);
 
     afterAll(async () => {
-      auction?.kill('SIGKILL');
-      const redis = new Redis(STACK.redisUrl);
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) {
-        await redis.unlink(...keys);
-      }
-      redis.disconnect();
+      await workers?.stop();
     });
 
     it('serves the first catalog in both workers', async () => {
