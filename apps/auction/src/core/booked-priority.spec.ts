@@ -5,6 +5,7 @@ import { bookingSkips } from '@app/observability';
 import { withoutBookings } from '@app/testing';
 import { describe, expect, it } from 'vitest';
 import type { AdContext } from './ad-context';
+import { testAdContext } from './ad-context.testing';
 import { decideAuction } from './auction';
 import { BookedDemand } from './booked-demand';
 import { BookedPriority, mergeLimits, type DirectPlan } from './booked-priority';
@@ -37,30 +38,14 @@ const campaign = (doc: Doc, id: string) => doc.campaigns.find((c) => c.id === id
 const strategy = (doc: Doc, id: string) => doc.strategies.find((s) => s.id === id)!;
 
 function ctxOf(catalog: Catalog, slotId: string, reader: string, placement = 'drop-1'): AdContext {
-  const { slot, template, publisher } = catalog.slotLineage(slotId);
+  const ctx = testAdContext(catalog, slotId, { userKey: `r:${reader}` });
+  // A new auction id each request: the sponsorship's draw.
   return {
+    ...ctx,
     auctionId: randomUUID(),
     now: NOW,
-    slot: slot!,
-    template: template!,
-    publisher: publisher!,
-    tag: {
-      placementId: placement,
-      listId: 'finance',
-      recipient: reader,
-      emailDomain: 'gmail.com',
-      keyValues: [],
-      age: '',
-      gender: '',
-      consent: true,
-      privacy: {},
-    },
-    viewer: {
-      userKey: `r:${reader}`,
-      geo: { country: 'US', region: 'NY', metro: '', zip: '' },
-      device: { device_type: 'Phone', os: 'iOS', browser: 'Gmail', device_maker: '', device_model: '' },
-    },
-  } as unknown as AdContext;
+    tag: { ...ctx.tag, placementId: placement, recipient: reader },
+  };
 }
 
 /** An RTB bid above every direct price. */
