@@ -3,6 +3,7 @@ import { loadCatalog } from '@app/catalog';
 import { IMAGE_FETCH_FAILURES, NATIVE_RENDER_FAILURES } from '@app/native-render';
 import { BidLossReason, BidRejectionReason, LOSS_CODE_BY_REASON, LossCode } from '@app/openrtb';
 import type { AdContext } from './ad-context';
+import { testAdContext } from './ad-context.testing';
 import {
   clearingPrice,
   decideAuction,
@@ -94,36 +95,7 @@ describe('clearingPrice', () => {
 });
 
 describe('settleAuction: loss reasons, codes and notices', () => {
-  const { slot, template, publisher } = loadCatalog().slotLineage('slot-1-1-2');
-  const ctx = {
-    auctionId: 'a-1',
-    now: new Date('2026-11-20T09:00:00Z'),
-    slot: slot!,
-    template: template!,
-    publisher: publisher!,
-    tag: {
-      placementId: '',
-      listId: '',
-      recipient: '',
-      emailDomain: '',
-      keyValues: [],
-      age: '',
-      gender: '',
-      consent: true,
-      privacy: {},
-    },
-    viewer: {
-      ip: '',
-      userAgent: '',
-      language: '',
-      secure: true,
-      userId: 'u',
-      userKey: 'c:u',
-      geo: { country: '', region: '', metro: '', zip: '' },
-      device: { device_maker: '', device_model: '', device_type: '', os: '', browser: '' },
-    },
-    privacy: {},
-  } satisfies AdContext;
+  const ctx: AdContext = { ...testAdContext(loadCatalog(), 'slot-1-1-2'), auctionId: 'a-1' };
   const LURL =
     'https://dsp.example/loss?a=${AUCTION_ID}&b=${AUCTION_BID_ID}&s=${AUCTION_SEAT_ID}&l=${AUCTION_LOSS}&p=${AUCTION_PRICE}&m=${AUCTION_MBR}';
   const lost = (candidate: Candidate, withNotice = true): BidRecord => ({
