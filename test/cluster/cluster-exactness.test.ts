@@ -161,7 +161,11 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
       });
       const unique = () => new Set(published.map((e) => e.event_id)).size;
       const storedIds = () =>
-        number(1, `SELECT uniqExact(event_id) FROM ${distributedDatabase(database)}.events_raw`);
+        number(
+          1,
+          // The replicas the ingests write to (the first of each shard): a random one may lag behind.
+          `SELECT uniqExact(event_id) FROM ${distributedDatabase(database)}.events_raw SETTINGS load_balancing = 'in_order'`,
+        );
       const replayed = async () =>
         (
           await Promise.all(
@@ -176,17 +180,17 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
       for (; attempt < ATTEMPTS; attempt += 1) {
         await publish(parts[attempt]);
         const floor = (await storedIds()) + 300;
-        // Killed while an INSERT runs on a shard, past the first rows of this part.
-        await until(async () => (await storedIds()) > floor && (await inserting()), 60_000).catch(
-          () => undefined,
-        );
+        // Killed as soon as this part's rows start to arrive: while the victim's INSERTs for its
+        // partitions run, or between one and its batch's commit.
+        await until(async () => (await storedIds()) > floor, 60_000);
         const storedAtKill = await storedIds();
         await victim.kill();
         victim = await startIngest(`a${attempt + 1}`);
         await until(async () => (await storedIds()) === unique(), 120_000);
         // Events stored before the kill whose offsets Kafka had not committed come again, and the
         // ingest holding their partition now leaves them out (the shard's ingested_offsets).
-        await sleepMs(1_000);
+        // They come once the group has rebalanced: a few seconds after the restart.
+        await until(async () => (await replayed()) > 0, 15_000).catch(() => undefined);
         kills.push({ storedAtKill, published: unique(), replayed: await replayed() });
         if (kills[kills.length - 1].replayed > 0) {
           break;
@@ -198,7 +202,6 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
       console.log(`cluster kills: ${JSON.stringify(kills)}`);
       const effective = kills.find((k) => k.replayed > 0);
       expect(effective, 'a kill after an INSERT and before its commit').toBeDefined();
-      expect(effective!.storedAtKill).toBeLessThan(effective!.published);
 
       // Caught up, then sealed by the ingests' own sealers (one pass per shard, on its first replica).
       await until(async () => (await storedIds()) === unique(), 120_000);
@@ -332,20 +335,6 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
         `cluster exactness: ${((Date.now() - started) / 1000).toFixed(1)} s after the cluster was up`,
       );
     }, 480_000);
-
-    /** Whether an INSERT into events_raw is reading rows on either shard's first replica. */
-    async function inserting(): Promise<boolean> {
-      for (const node of [1, 3] as const) {
-        const running = await number(
-          node,
-          "SELECT count() FROM system.processes WHERE query LIKE 'INSERT INTO%events_raw%' AND read_rows > 0",
-        ).catch(() => 0);
-        if (running > 0) {
-          return true;
-        }
-      }
-      return false;
-    }
   },
 );
 
