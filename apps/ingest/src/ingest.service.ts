@@ -150,7 +150,7 @@ export class IngestService {
         stop !== undefined &&
         scanner.scan(bytes, start, stop)
       ) {
-        yield new ScannedOffsetEvent(message.offset, new ScannedAdEvent(scanner, bytes, start, stop));
+        yield new ScannedOffsetEvent(message.offset, scanner, bytes, start, stop);
         continue;
       }
       const parsed = parseAdEvent(message.value);
@@ -170,17 +170,29 @@ export class IngestService {
   }
 }
 
-/** An event found valid in its message's bytes; parsed into an object only if a store reads `event`. */
-class ScannedOffsetEvent implements OffsetEvent {
+/**
+ * An event found valid in its message's bytes, with its offset (one object an event: the ingest
+ * makes one per message); parsed into an object only if a store reads `event`.
+ */
+class ScannedOffsetEvent extends ScannedAdEvent implements OffsetEvent {
   private parsed: AdEvent | undefined;
 
   constructor(
     readonly offset: string,
-    readonly scanned: ScannedAdEvent,
-  ) {}
+    scanner: AdEventScanner,
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+  ) {
+    super(scanner, bytes, start, end);
+  }
+
+  get scanned(): ScannedAdEvent {
+    return this;
+  }
 
   get event(): AdEvent {
-    this.parsed ??= this.scanned.toEvent();
+    this.parsed ??= this.toEvent();
     return this.parsed;
   }
 }

@@ -348,12 +348,11 @@ export class ClickHouseIngest {
       writer.copy(bytes, fields.start(field), fields.end(field));
     }
     writer.byte(TAB);
-    const eventType = EVENT_TYPES[type];
-    if (isSampled(eventType, this.options.sampleDenominator)) {
+    if (sampled(TYPE_NAMES[type], this.options.sampleDenominator)) {
       const hash = fields.asciiEventId
-        ? fnv1a32Ascii(bytes, fields.start(id), fields.end(id))
+        ? hashAscii(bytes, fields.start(id), fields.end(id))
         : fnv1a32(fields.text(id));
-      writer.digits(sampleWeightOfHash(hash, this.options.sampleDenominator));
+      writer.digits(weightOfHash(hash, this.options.sampleDenominator));
     } else {
       writer.digits(1);
     }
@@ -434,6 +433,12 @@ const FIELD = {
 };
 const DIMENSION_COLUMNS: readonly number[] = INEXACT_FIELDS.map((name) => scannedField(name));
 const REPORTABLE_TYPES: readonly boolean[] = EVENT_TYPES.map((type) => isReportable({ type } as AdEvent));
+// Module-level copies of what the row loop reads: an imported binding compiled to CommonJS is a
+// getter on the other module's exports, called at every use.
+const TYPE_NAMES: readonly AdEvent['type'][] = EVENT_TYPES;
+const hashAscii = fnv1a32Ascii;
+const sampled = isSampled;
+const weightOfHash = sampleWeightOfHash;
 const ATTRIBUTIONS = AD_EVENT_JSON_SCHEMA.properties.attribution.enum;
 
 /** Stand-ins for the event's own spend and revenue in a measures template: copied from its bytes. */
