@@ -185,8 +185,6 @@ export class AdServingService {
       await this.sync.bind(request.syncUser);
       return { stored: existing, dspWaitMs: 0 };
     }
-    const buyerUids = await this.sync.buyerUids(request.syncUser);
-    const ctx = { ...request.ctx, viewer: { ...request.ctx.viewer, buyerUids } };
     // Under overload the DSPs are not asked: the request is decided at once on the rest.
     const rtb =
       options.rtb &&
@@ -194,6 +192,15 @@ export class AdServingService {
       this.shedder.admit(this.auctions.hasCatalogDemand(request.ctx.slot.size), request.ctx.arrivedAt);
     let settled;
     try {
+      // The DSPs' ids for this reader (a store lookup for each DSP) only for an auction that asks
+      // them: a shed request only binds the reader, as a reopen does.
+      let ctx = request.ctx;
+      if (rtb) {
+        const buyerUids = await this.sync.buyerUids(request.syncUser);
+        ctx = { ...ctx, viewer: { ...ctx.viewer, buyerUids } };
+      } else {
+        await this.sync.bind(request.syncUser);
+      }
       settled = await this.auctions.decide(ctx, {
         rtb,
         direct: options.direct && !request.degraded,
