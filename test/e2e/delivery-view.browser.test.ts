@@ -2,10 +2,8 @@ import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listeningPort } from '@app/runtime';
-import { artifactPath, chromiumAvailable, launchChromium } from '../support/browser';
+import { chromiumAvailable, fullScreenshot, launchChromium, signIn } from '../support/browser';
 import { startReporting, USERS, writeTestCatalog, type RunningReporting } from './reporting-system';
-
-type User = { readonly id: string; readonly token: string };
 
 interface ShownRow {
   booking: string;
@@ -35,24 +33,6 @@ async function shownRows(page: Page): Promise<ShownRow[]> {
       progress: Number(row.querySelector('progress').value),
     })),
   );
-}
-
-/** The whole page, the viewport as tall as the page (the form's sticky bar where a reader sees it). */
-async function screenshot(page: Page, file: string): Promise<void> {
-  const viewport = page.viewportSize()!;
-  const height = await page.evaluate(
-    () => (globalThis as any).document.documentElement.scrollHeight as number,
-  );
-  await page.setViewportSize({ width: viewport.width, height: Math.max(viewport.height, height) });
-  await page.screenshot({ path: artifactPath(file) });
-  await page.setViewportSize(viewport);
-}
-
-async function signIn(page: Page, user: User): Promise<void> {
-  await page.fill('#user-id', user.id);
-  await page.fill('#token', user.token);
-  await page.click('#sign-in');
-  await page.waitForSelector('body[data-state="signed-in"]', { timeout: 20_000 });
 }
 
 /**
@@ -125,7 +105,7 @@ describe.skipIf(!chromiumAvailable())(
       expect([capped.delivered, capped.today]).toEqual([0, null]);
       expect(capped.expected).toBe('');
       expect(await page.textContent('#delivery-summary')).toContain('5 booked goal sets');
-      await screenshot(page, 'report-builder-delivery.png');
+      await fullScreenshot(page, 'report-builder-delivery.png');
     });
 
     it('shows another publisher none of them, and forgets the view on sign-out', async () => {
@@ -139,7 +119,7 @@ describe.skipIf(!chromiumAvailable())(
         ),
       );
       expect(await shownRows(page)).toEqual([]);
-      await screenshot(page, 'report-builder-delivery-none.png');
+      await fullScreenshot(page, 'report-builder-delivery-none.png');
     });
   },
 );

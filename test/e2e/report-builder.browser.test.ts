@@ -6,11 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReportCode } from '@app/report-model';
 import { BUILDER_MODULES } from '@apps/reporting';
 import { demoEvents } from '@app/testing';
-import { artifactPath, chromiumAvailable, launchChromium } from '../support/browser';
+import { artifactPath, chromiumAvailable, fullScreenshot, launchChromium, signIn } from '../support/browser';
 import { publishEvents, startReporting, USERS, type RunningReporting } from './reporting-system';
 
 type Row = Record<string, string | number | null>;
-type User = { readonly id: string; readonly token: string };
 
 interface BuilderCatalog {
   now: number;
@@ -56,13 +55,6 @@ function expectedTable(rows: Row[]): TableContent {
   return { fields, rows: rows.slice(0, -1).map(cells), totals: cells(rows[rows.length - 1]) };
 }
 
-async function signIn(page: Page, user: User): Promise<void> {
-  await page.fill('#user-id', user.id);
-  await page.fill('#token', user.token);
-  await page.click('#sign-in');
-  await page.waitForSelector('body[data-state="signed-in"]', { timeout: 20_000 });
-}
-
 async function runAndWait(page: Page): Promise<void> {
   await page.click('#run');
   await page.waitForSelector('#results[data-status="done"]', { timeout: 20_000 });
@@ -92,20 +84,6 @@ async function paintedPixels(page: Page): Promise<number> {
     }
     return painted;
   });
-}
-
-/**
- * A screenshot of the whole page with the viewport as tall as the page, so that the sticky
- * "Run report" bar sits at the bottom of the form as a person scrolled there would see it.
- */
-async function fullScreenshot(page: Page, file: string): Promise<void> {
-  const viewport = page.viewportSize()!;
-  const height = await page.evaluate(
-    () => (globalThis as any).document.documentElement.scrollHeight as number,
-  );
-  await page.setViewportSize({ width: viewport.width, height: Math.max(viewport.height, height) });
-  await page.screenshot({ path: artifactPath(file) });
-  await page.setViewportSize(viewport);
 }
 
 async function horizontalOverflow(page: Page): Promise<number> {
