@@ -9,9 +9,8 @@ export const RELOADED_CREATIVE = 'cr-reloaded-300x250';
  * The test catalog without DSPs, plus a direct strategy at a CPM nothing else reaches and a user
  * of the first media group: what a reload must make visible to the auction and to the reporting.
  */
- 
+
 export function catalogWithWinner(): any {
-   
   return testCatalogDocument((doc: any) => {
     doc.dsps = [];
     doc.campaigns.push({
