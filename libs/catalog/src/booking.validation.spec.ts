@@ -328,6 +328,25 @@ describe('booking in the catalog', () => {
       'campaign cmp-6-1-2: a roadblock needs a creative of every slot',
     ],
     [
+      'two sponsorships of one slot sold above the whole slot',
+      {
+        priority: 'sponsorship',
+        sponsorshipShare: 0.6,
+        start: '2026-03-01',
+        end: '2026-03-31',
+        targeting: { adSlots: { include: ['slot-1-1-1'] } },
+      },
+      {
+        priority: 'sponsorship',
+        sponsorshipShare: 0.5,
+        start: '2026-03-20',
+        end: '2026-03-25',
+        targeting: { adSlots: { include: ['slot-1-1-1'] } },
+      },
+      undefined,
+      'ad slot slot-1-1-1: sponsorships campaign cmp-1-1-1, strategy str-1-1-1-1 fly together with shares adding up to 1.1',
+    ],
+    [
       'a roadblock on ad slots',
       {},
       undefined,
@@ -367,6 +386,21 @@ describe('booking in the catalog', () => {
           size,
         });
       }
+    });
+    expect(problemsOf(doc)).toEqual([]);
+  });
+
+  it('accepts sponsorships of one slot above the whole slot when they do not fly together', () => {
+    const sponsor = (share: number, start: string, end: string) => ({
+      priority: 'sponsorship',
+      sponsorshipShare: share,
+      start,
+      end,
+      targeting: { adSlots: { include: ['slot-1-1-1'] } },
+    });
+    const doc = withBooking(sponsor(0.6, '2026-03-01', '2026-03-10'), undefined, (d) => {
+      d.campaigns.find((c) => c.id === 'cmp-2-1-2')!.booking = sponsor(0.5, '2026-03-11', '2026-03-20');
+      d.campaigns.find((c) => c.id === 'cmp-3-2-1')!.booking = sponsor(0.4, '2026-03-01', '2026-03-31');
     });
     expect(problemsOf(doc)).toEqual([]);
   });

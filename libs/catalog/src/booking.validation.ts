@@ -256,6 +256,53 @@ export function bookingProblems(doc: CatalogDocument): string[] {
       problems.push(`${at}: ends (${s.booking.end}) after its campaign (${outer.end})`);
     }
   }
+  problems.push(...oversoldSponsorships(doc));
+  return problems;
+}
+
+/**
+ * Sponsorships that name the same ad slot and fly at the same time may not be guaranteed more than
+ * the whole slot: the shares of those flying together add up to at most 1. (Only slots a booking
+ * names in `targeting.adSlots` are checked: a sponsorship of publishers or templates is checked
+ * on none.)
+ */
+function oversoldSponsorships(doc: CatalogDocument): string[] {
+  const bySlot = new Map<string, { who: string; share: number; start: string; end: string }[]>();
+  const add = (who: string, booking: BookingRecord | undefined) => {
+    if (booking?.priority !== 'sponsorship' || booking.sponsorshipShare === undefined) {
+      return;
+    }
+    for (const slotId of booking.targeting?.adSlots?.include ?? []) {
+      const list = bySlot.get(slotId) ?? [];
+      list.push({
+        who,
+        share: booking.sponsorshipShare,
+        start: booking.start ? flightBound(booking.start, 'start') : '',
+        end: booking.end ? flightBound(booking.end, 'end') : '~',
+      });
+      bySlot.set(slotId, list);
+    }
+  };
+  for (const c of doc.campaigns) {
+    add(`campaign ${c.id}`, c.booking);
+  }
+  for (const s of doc.strategies) {
+    add(`strategy ${s.id}`, s.booking);
+  }
+  const problems: string[] = [];
+  for (const [slotId, list] of bySlot) {
+    // The most sold at once is reached when one of them starts.
+    for (const at of list) {
+      const flying = list.filter((o) => o.start <= at.start && at.start < o.end);
+      const total = flying.reduce((sum, o) => sum + o.share, 0);
+      if (total > 1 + 1e-9) {
+        problems.push(
+          `ad slot ${slotId}: sponsorships ${flying.map((o) => o.who).join(', ')} fly together with shares adding up to ${Math.round(total * 1000) / 1000} (at most 1)`,
+        );
+        break;
+      }
+    }
+  }
   return problems;
 }
 
