@@ -62,6 +62,11 @@ describe.skipIf(!chromiumAvailable())(
         await res.body.dump();
         expect(String(res.headers.location)).toContain('/creatives/cr-bk-paced-600x200.svg');
       }
+      // Five impressions of the days before, in the flight's counter only (not today's), so that
+      // the view's lifetime and today differ.
+      await api.system.deliveryCounters.reserve([
+        { key: 'c:cmp-bk-paced:impressions:life', amount: 5, limit: 1_000_000, ttlMs: 86_400_000 },
+      ]);
       browser = await launchChromium();
       const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
       page = await context.newPage();
@@ -92,14 +97,14 @@ describe.skipIf(!chromiumAvailable())(
       // Flight, goal, delivered, today, expected by now, progress and pace.
       expect(paced.cells[0]).toBe('2026-01-01 –2027-12-31UTC');
       expect(paced.cells[1]).toBe('1,000,000 impressions2,400 a day');
-      expect([paced.delivered, paced.today]).toEqual([3, 3]);
-      expect(paced.cells[2]).toBe('33 today');
+      expect([paced.delivered, paced.today]).toEqual([8, 3]);
+      expect(paced.cells[2]).toBe('83 today');
       // A straight line over the two-year flight: what is due by the pinned "now".
       const share =
         (Date.parse('2026-11-22T10:30:00Z') - Date.parse('2026-01-01T00:00:00Z')) / (730 * 86_400_000);
       expect(paced.expected).toBe(String(Math.round(1_000_000 * share)));
       expect(paced.cells[3]).toBe(Math.round(1_000_000 * share).toLocaleString('en-US'));
-      expect(paced.progress).toBeCloseTo(3 / 1_000_000, 9);
+      expect(paced.progress).toBeCloseTo(8 / 1_000_000, 9);
       const capped = rows.find((r) => r.booking === 'campaign:cmp-bk-capped')!;
       expect(capped.metric).toBe('clicks');
       expect([capped.delivered, capped.today]).toEqual([0, null]);
