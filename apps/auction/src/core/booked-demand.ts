@@ -5,8 +5,7 @@ import type { AdContext } from './ad-context';
 import type { Candidate } from './candidate';
 
 /** The booking terms of one request, for the commit of its winner. */
-export interface BookedScreen {
-  readonly paid: readonly Candidate[];
+export interface BookedTerms {
   readonly request: BookingRequest;
   readonly counts: CountSnapshot;
 }
@@ -34,10 +33,10 @@ export function bookingRequestOf(ctx: AdContext): BookingRequest {
 }
 
 /**
- * The step between the catalog's direct candidates and the auction: each booked candidate goes
- * through its booking (flight, targeting, goals, pace, caps); the ones left out are counted by
- * reason. The winner's delivery is committed atomically; a commit refused (another process took
- * the last of a goal, a cap or the hour's pace) leaves the winner out too.
+ * The catalog's bookings and their delivery counters: `BookedPriority` screens the booked
+ * candidates through the desk (flight, targeting, goals, pace, caps) before the auction; the
+ * winner's delivery is committed atomically here, and a commit refused (another process took the
+ * last of a goal, a cap or the hour's pace) leaves the winner out too.
  */
 export class BookedDemand {
   readonly desk: BookingDesk;
@@ -49,33 +48,16 @@ export class BookedDemand {
     this.desk = new BookingDesk(catalog, counters);
   }
 
-  async screen(ctx: AdContext, paid: readonly Candidate[]): Promise<BookedScreen> {
-    const request = bookingRequestOf(ctx);
-    const booked = paid.filter((c) => c.demandType === 'direct' && this.desk.of(c.strategyId));
-    if (booked.length === 0) {
-      return { paid, request, counts: new Map() };
-    }
-    const { verdicts, counts } = await this.desk.screen(booked, request);
-    const out = new Set<Candidate>();
-    verdicts.forEach((v, i) => {
-      if (!v.eligible) {
-        out.add(booked[i]);
-        bookingSkips.inc({ strategy: booked[i].strategyId, reason: v.reason });
-      }
-    });
-    return { paid: out.size === 0 ? paid : paid.filter((c) => !out.has(c)), request, counts };
-  }
-
   /** True when the winner may run: not booked, or its delivery counted. */
-  async commit(winner: Candidate, screen: BookedScreen): Promise<boolean> {
+  async commit(winner: Candidate, terms: BookedTerms): Promise<boolean> {
     if (winner.demandType !== 'direct' || !this.desk.of(winner.strategyId)) {
       return true;
     }
     const verdict = await this.desk.commit(
       winner.strategyId,
-      screen.request,
+      terms.request,
       winner.priceMicros,
-      screen.counts,
+      terms.counts,
     );
     if (!verdict.eligible) {
       bookingSkips.inc({ strategy: winner.strategyId, reason: verdict.reason });

@@ -347,3 +347,54 @@ describe('competitive exclusion across the slots of an open', () => {
     }
   });
 });
+
+describe('standard bookings: flight, targeting and goals before the auction', () => {
+  /** cmp-1-1-1's strategy str-1-1-1-1 booked as `booking`, on slot-1-1-1 (a list and key-values of its own). */
+  function bookedWorld(booking: Record<string, unknown>) {
+    const w = world((doc) => {
+      campaign(doc, 'cmp-1-1-1').booking = booking;
+    });
+    const base = ctxOf(w.catalog, 'slot-1-1-1', 'reader-1');
+    const ctx = {
+      ...base,
+      tag: { ...base.tag, listId: 'finance', keyValues: [['section', 'markets']] as [string, string][] },
+    };
+    return { w, ctx };
+  }
+  const ofStrategy = (plan: DirectPlan) => plan.paid.filter((c) => c.strategyId === 'str-1-1-1-1');
+
+  it.each([
+    ['out of flight', { end: '2026-03-09' }, 'out_of_flight'],
+    [
+      'targeted elsewhere',
+      { targeting: { keyValuesAllOf: [{ key: 'section', values: ['sports'] }] } },
+      'targeting',
+    ],
+    ['on another list', { targeting: { lists: { exclude: ['finance'] } } }, 'targeting'],
+  ])('leaves a booked candidate %s out of the plan, counted by reason', async (_name, booking, reason) => {
+    const { w, ctx } = bookedWorld(booking);
+    const catalogPaid = w.demand.candidates(ctx.slot.size, 'k').paid;
+    expect(catalogPaid.some((c) => c.strategyId === 'str-1-1-1-1')).toBe(true);
+    const before = await skips('str-1-1-1-1', reason);
+    const plan = await w.priority.prepare(ctx, catalogPaid);
+    expect(ofStrategy(plan)).toEqual([]);
+    expect(plan.paid.length).toBe(catalogPaid.length - 1);
+    expect(await skips('str-1-1-1-1', reason)).toBe(before + 1);
+  });
+
+  it('keeps a booked candidate that matches and settles its delivery up to its goal', async () => {
+    const { w, ctx } = bookedWorld({
+      goals: [{ metric: 'impressions', lifetime: 1 }],
+      targeting: { countries: { include: ['US'] } },
+    });
+    const catalogPaid = w.demand.candidates(ctx.slot.size, 'k').paid;
+    const first = await w.priority.prepare(ctx, catalogPaid);
+    const [winner] = ofStrategy(first);
+    expect(winner).toBeDefined();
+    expect(await w.priority.settle(winner, first, ctx)).toMatchObject({ kind: 'ok' });
+    // A second settlement on the same stale counts is refused by the counter itself.
+    expect(await w.priority.settle(winner, first, ctx)).toMatchObject({ kind: 'drop' });
+    const second = await w.priority.prepare(ctx, catalogPaid);
+    expect(ofStrategy(second)).toEqual([]);
+  });
+});
