@@ -96,7 +96,8 @@ export const SCANNED_FIELDS: readonly (keyof AdEvent)[] = Object.keys(
 const RULES: readonly FieldRule[] = SCANNED_FIELDS.map((name) =>
   fieldRule(name, (AD_EVENT_JSON_SCHEMA.properties as Record<string, Record<string, unknown>>)[name]),
 );
-const NAMES: readonly Uint8Array[] = SCANNED_FIELDS.map((name) => Buffer.from(name, 'latin1'));
+/** Each field's key as JSON.stringify writes it, quotes and colon included. */
+const KEYS: readonly Uint8Array[] = SCANNED_FIELDS.map((name) => Buffer.from(`"${name}":`, 'latin1'));
 const FIELD_BY_NAME = new Map<string, number>(SCANNED_FIELDS.map((name, i) => [name, i]));
 const REQUIRED_COUNT = AD_EVENT_JSON_SCHEMA.required.length;
 const IS_REQUIRED: readonly boolean[] = SCANNED_FIELDS.map((name) =>
@@ -182,20 +183,15 @@ export class AdEventScanner {
       if (at >= end || bytes[at] !== QUOTE) {
         return false;
       }
-      const nameStart = at + 1;
-      let nameEnd = -1;
       let field = position < this.order.length ? this.order[position] : -1;
-      // Most events have their keys in the order of the one before: the key is compared with that
-      // field's name, followed by its closing quote, in one pass.
-      if (field >= 0) {
-        const name = NAMES[field];
-        const close = nameStart + name.length;
-        if (close < end && bytes[close] === QUOTE && equalBytes(name, bytes, nameStart, close)) {
-          nameEnd = close;
-        }
-      }
-      if (nameEnd < 0) {
-        nameEnd = nameStart;
+      // Most events have their keys in the order of the one before: the bytes `"name":` of that
+      // field are compared in one pass, with nothing else to check before its value.
+      const key = field >= 0 ? KEYS[field] : undefined;
+      if (key && at + key.length < end && equalBytes(key, bytes, at, at + key.length)) {
+        at += key.length;
+      } else {
+        const nameStart = at + 1;
+        let nameEnd = nameStart;
         while (nameEnd < end && bytes[nameEnd] !== QUOTE) {
           const byte = bytes[nameEnd];
           if (byte === BACKSLASH || byte < 0x20 || byte >= 0x80) {
@@ -207,6 +203,11 @@ export class AdEventScanner {
           return false;
         }
         field = fieldNamed(bytes, nameStart, nameEnd);
+        at = this.skipSpace(bytes, nameEnd + 1, end);
+        if (at >= end || bytes[at] !== COLON) {
+          return false;
+        }
+        at += 1;
       }
       if (field < 0 || this.seen[field] === generation) {
         return false;
@@ -215,11 +216,9 @@ export class AdEventScanner {
       if (position < this.order.length) {
         this.order[position] = field;
       }
-      at = this.skipSpace(bytes, nameEnd + 1, end);
-      if (at >= end || bytes[at] !== COLON) {
-        return false;
+      if (at < end && bytes[at] <= 0x20) {
+        at = this.skipSpace(bytes, at, end);
       }
-      at = this.skipSpace(bytes, at + 1, end);
       const valueEnd = this.value(field, bytes, at, end);
       if (valueEnd < 0) {
         return false;
@@ -227,7 +226,10 @@ export class AdEventScanner {
       if (IS_REQUIRED[field]) {
         required += 1;
       }
-      at = this.skipSpace(bytes, valueEnd, end);
+      at = valueEnd;
+      if (at < end && bytes[at] <= 0x20) {
+        at = this.skipSpace(bytes, at, end);
+      }
       if (at >= end) {
         return false;
       }
@@ -237,7 +239,10 @@ export class AdEventScanner {
       if (bytes[at] !== COMMA) {
         return false;
       }
-      at = this.skipSpace(bytes, at + 1, end);
+      at += 1;
+      if (at < end && bytes[at] <= 0x20) {
+        at = this.skipSpace(bytes, at, end);
+      }
     }
     return this.skipSpace(bytes, at + 1, end) === end && required === REQUIRED_COUNT;
   }
