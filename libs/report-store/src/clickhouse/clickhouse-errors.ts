@@ -22,3 +22,28 @@ export function classify(error: unknown, what: string): ReportStoreException {
   }
   return new ReportStoreException(ReportStoreErrorCode.Failed, `${what}: ${message}`, { cause: error });
 }
+
+/** Socket errors that mean the server was not reached or went away, not that the query failed. */
+const CONNECTION_FAILURE = /ECONNREFUSED|ECONNRESET|socket hang up|EHOSTUNREACH|ENOTFOUND|EPIPE/;
+
+/**
+ * Whether `error` (or an error it wraps) is a refused or broken connection, after which the same
+ * read may go to another node of a cluster. A query timeout, an abort or an error ClickHouse
+ * answered (syntax, memory) is not: another node would fail the same way, or the caller gave up.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  for (
+    let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    depth += 1
+  ) {
+    if (
+      (typeof e.code === 'string' && CONNECTION_FAILURE.test(e.code)) ||
+      (typeof e.message === 'string' && CONNECTION_FAILURE.test(e.message))
+    ) {
+      return true;
+    }
+    e = e.cause as typeof e;
+  }
+  return false;
+}

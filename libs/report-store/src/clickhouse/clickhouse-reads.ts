@@ -4,7 +4,7 @@ import type { StoreStreamQuery } from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
 import { WaitBudget } from '../wait-budget';
 import { exactNumber } from '../exact-number';
-import { classify } from './clickhouse-errors';
+import { classify, isConnectionFailure } from './clickhouse-errors';
 import { buildClickHouseQuery, rollupDimensionFor } from './clickhouse-query.builder';
 import type { ClosedDaySealer } from './closed-day.sealer';
 
@@ -41,12 +41,16 @@ export class ClickHouseReads {
   private readonly checking = new Map<ReadNode, Promise<void>>();
 
   /**
-   * `nodes`: the one server (whose failure fails the report), or a cluster's nodes: a node that does
-   * not answer is left out of the checks, since a `Distributed` read goes to the other replica of
-   * its shard, and checked once it answers again (its start time changed).
+   * `clients`: where a report's query goes, the first one first: the one server, or on a cluster a
+   * client on the `Distributed` tables of each node, `CLICKHOUSE_URL`'s first (every node has them,
+   * so any node answers for the whole cluster); a node that refuses the connection or drops it
+   * before the first row passes the query to the next. `nodes`: the one server (whose failure fails
+   * the report), or a cluster's nodes: a node that does not answer is left out of the checks, since
+   * a `Distributed` read goes to the other replica of its shard, and checked once it answers again
+   * (its start time changed).
    */
   constructor(
-    private readonly client: ClickHouseClient,
+    private readonly clients: readonly ClickHouseClient[],
     private readonly options: ClickHouseReadOptions,
     private readonly nodes: readonly ReadNode[],
     private readonly cluster = false,
@@ -66,47 +70,43 @@ export class ClickHouseReads {
     const abort = new AbortController();
     const budget = new WaitBudget(timeoutMs, () => abort.abort());
     let result: ResultSet<'JSONEachRow'> | undefined;
+    // Once a row reached the caller the read is never tried again elsewhere: it would repeat rows.
+    let yielded = false;
     try {
       const monthlyThrough = await budget.wait(() => this.monthlyThrough(query));
       await budget.wait(() => this.readableTables());
-      result = await budget.wait(() =>
-        this.client.query({
-          query: buildClickHouseQuery(query, { inexactRollup: this.options.inexactRollup, monthlyThrough }),
-          format: 'JSONEachRow',
-          clickhouse_settings: {
-            max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)),
-            // Filters may list thousands of values; the API already caps the request at MAX_BODY_BYTES.
-            max_query_size: '8388608',
-            max_ast_elements: '1000000',
-            max_expanded_ast_elements: '1000000',
-            // ClickHouse runs the query to its end into its own buffer (memory, then a temporary
-            // file on its disk) before the first byte: a failure is an HTTP error before any row,
-            // and a slow reader is not cut off by max_execution_time halfway through the rows, which
-            // ClickHouse 18.16 does by ending the response early without an error.
-            wait_end_of_query: 1,
-          },
-          abort_signal: abort.signal,
-        }),
-      );
-      const batches = result.stream<Record<string, string | number>>()[Symbol.asyncIterator]();
-      for (;;) {
-        const next = await budget.wait(() => batches.next());
-        if (next.done) {
-          return;
-        }
-        for (const line of next.value as Row<Record<string, string | number>, 'JSONEachRow'>[]) {
-          const row = line.json();
-          // `n` drops the single all-zero row an ungrouped aggregate returns on no data.
-          if (!(Number(row.n) > 0)) {
-            continue;
+      const sql = buildClickHouseQuery(query, { inexactRollup: this.options.inexactRollup, monthlyThrough });
+      for (let node = 0; ; node += 1) {
+        try {
+          result = await budget.wait(() => this.query(this.clients[node], sql, timeoutMs, abort.signal));
+          const batches = result.stream<Record<string, string | number>>()[Symbol.asyncIterator]();
+          for (;;) {
+            const next = await budget.wait(() => batches.next());
+            if (next.done) {
+              return;
+            }
+            for (const line of next.value as Row<Record<string, string | number>, 'JSONEachRow'>[]) {
+              const row = line.json();
+              // `n` drops the single all-zero row an ungrouped aggregate returns on no data.
+              if (!(Number(row.n) > 0)) {
+                continue;
+              }
+              const measures = {} as Measures;
+              for (const name of MEASURE_NAMES) {
+                measures[name] = exactNumber(row[name]);
+              }
+              const key =
+                query.split === undefined ? undefined : typeof row.k === 'number' ? row.k : String(row.k);
+              yielded = true;
+              yield { key, measures };
+            }
           }
-          const measures = {} as Measures;
-          for (const name of MEASURE_NAMES) {
-            measures[name] = exactNumber(row[name]);
+        } catch (error) {
+          if (yielded || budget.spent || node + 1 >= this.clients.length || !isConnectionFailure(error)) {
+            throw error;
           }
-          const key =
-            query.split === undefined ? undefined : typeof row.k === 'number' ? row.k : String(row.k);
-          yield { key, measures };
+          result?.close();
+          result = undefined;
         }
       }
     } catch (error) {
@@ -123,6 +123,26 @@ export class ClickHouseReads {
       // Left early (or failed): destroys the response, so that the socket does not stay taken.
       result?.close();
     }
+  }
+
+  private query(client: ClickHouseClient, sql: string, timeoutMs: number, signal: AbortSignal) {
+    return client.query({
+      query: sql,
+      format: 'JSONEachRow',
+      clickhouse_settings: {
+        max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)),
+        // Filters may list thousands of values; the API already caps the request at MAX_BODY_BYTES.
+        max_query_size: '8388608',
+        max_ast_elements: '1000000',
+        max_expanded_ast_elements: '1000000',
+        // ClickHouse runs the query to its end into its own buffer (memory, then a temporary
+        // file on its disk) before the first byte: a failure is an HTTP error before any row,
+        // and a slow reader is not cut off by max_execution_time halfway through the rows, which
+        // ClickHouse 18.16 does by ending the response early without an error.
+        wait_end_of_query: 1,
+      },
+      abort_signal: signal,
+    });
   }
 
   /**
@@ -161,7 +181,7 @@ export class ClickHouseReads {
     };
     try {
       if (!this.cluster) {
-        this.monthly = { through: await through(this.client), readAt: Date.now() };
+        this.monthly = { through: await through(this.clients[0]), readAt: Date.now() };
         return;
       }
       const days = await Promise.all(this.nodes.map((node) => through(node.client).catch(() => undefined)));
@@ -216,7 +236,14 @@ export class ClickHouseReads {
       });
       this.checking.set(node, checking);
     }
-    await checking;
+    try {
+      await checking;
+    } catch (error) {
+      // Gone during its check: left out as above (not checked, so looked at again once it is back).
+      if (!this.cluster || !isConnectionFailure(error)) {
+        throw error;
+      }
+    }
   }
 
   private async checkAfterStart(node: ReadNode, start: number): Promise<void> {

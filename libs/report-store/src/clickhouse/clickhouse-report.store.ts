@@ -10,7 +10,7 @@ import type {
 } from '../report-store.port';
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
 import { identifier } from './clickhouse-literal';
-import { classify } from './clickhouse-errors';
+import { classify, isConnectionFailure } from './clickhouse-errors';
 import { ClickHouseIngest } from './clickhouse-ingest';
 import { migrateClickHouse, migrateClickHouseCluster, type ClusterNodeClient } from './clickhouse-migrator';
 import { ClickHouseReads } from './clickhouse-reads';
@@ -49,7 +49,8 @@ export interface ClickHouseStoreOptions {
   /**
    * A ClickHouse cluster instead of one server (docs/distributed.md, "The product on the cluster"):
    * events go to their source's shard (`shardOfSource`), to its first replica that answers; each
-   * shard is sealed on that replica; reports read the `Distributed` tables through `url` (any node).
+   * shard is sealed on that replica; reports read the `Distributed` tables through `url` (any node),
+   * or through the next node of `shards` that answers when it refuses the connection.
    */
   readonly cluster?: ClickHouseCluster;
 }
@@ -74,6 +75,11 @@ const MIGRATION_TIMEOUT_MS = 60 * 60_000;
  */
 export class ClickHouseReportStore implements ReportStore {
   private readonly client: ClickHouseClient;
+  /**
+   * Where reads go, the first one first: `client`, and on a cluster a client on the `Distributed`
+   * tables of every other node, tried in turn when a node refuses the connection.
+   */
+  private readonly readClients: readonly ClickHouseClient[];
   private readonly writes: ClickHouseIngest;
   private readonly reads: ClickHouseReads;
   /** On a cluster, its shards in the configured order (the routing's). */
@@ -98,6 +104,12 @@ export class ClickHouseReportStore implements ReportStore {
       options.url,
       cluster ? distributedDatabase(options.database) : identifier(options.database),
     );
+    this.readClients = [
+      this.client,
+      ...[...new Set(cluster?.shards.flat() ?? [])]
+        .filter((url) => url !== options.url)
+        .map((url) => client(url, distributedDatabase(options.database))),
+    ];
     this.writes = new ClickHouseIngest(this.client, options);
     // A replicated table drops a block identical to one of its last 100 (insert_deduplicate), which
     // a view's block can be (two batches of one click each on the same key): off, as on one server.
@@ -111,14 +123,16 @@ export class ClickHouseReportStore implements ReportStore {
     });
     this.reads = cluster
       ? new ClickHouseReads(
-          this.client,
+          this.readClients,
           options,
           this.shards.flatMap((shard) =>
             shard.nodes.map((node) => ({ client: node.client, sealer: () => this.sealer(node.client) })),
           ),
           true,
         )
-      : new ClickHouseReads(this.client, options, [{ client: this.client, sealer: () => this.sealer() }]);
+      : new ClickHouseReads(this.readClients, options, [
+          { client: this.client, sealer: () => this.sealer() },
+        ]);
   }
 
   async migrate(): Promise<void> {
@@ -289,24 +303,34 @@ export class ClickHouseReportStore implements ReportStore {
   }
 
   async isEmpty(): Promise<boolean> {
-    try {
-      const result = await this.client.query({
-        query: 'SELECT count() AS n FROM ingested_offsets',
-        format: 'JSONEachRow',
-      });
-      const [{ n }] = await result.json<{ n: string }>();
-      return Number(n) === 0;
-    } catch (error) {
-      throw classify(error, 'isEmpty');
+    for (let node = 0; ; node += 1) {
+      try {
+        const result = await this.readClients[node].query({
+          query: 'SELECT count() AS n FROM ingested_offsets',
+          format: 'JSONEachRow',
+        });
+        const [{ n }] = await result.json<{ n: string }>();
+        return Number(n) === 0;
+      } catch (error) {
+        if (node + 1 >= this.readClients.length || !isConnectionFailure(error)) {
+          throw classify(error, 'isEmpty');
+        }
+      }
     }
   }
 
+  /** Ready when a node that reads answer from answers: on a cluster, any node. */
   async ping(): Promise<void> {
     this.assertOpen();
-    const result = await this.client.ping();
-    if (!result.success) {
-      throw classify(result.error, 'ping');
+    let failure: unknown;
+    for (const client of this.readClients) {
+      const result = await client.ping();
+      if (result.success) {
+        return;
+      }
+      failure ??= result.error;
     }
+    throw classify(failure, 'ping');
   }
 
   async dropExpired(now: Date): Promise<string[]> {
@@ -327,7 +351,7 @@ export class ClickHouseReportStore implements ReportStore {
     }
     this.closed = true;
     await this.reads.close();
-    await this.client.close();
+    await Promise.all(this.readClients.map((client) => client.close()));
     await Promise.all(this.shards.flatMap((shard) => shard.nodes.map((node) => node.client.close())));
   }
 
