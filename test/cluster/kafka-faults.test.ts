@@ -56,486 +56,481 @@ async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number, 
   }
 }
 
-describe.runIf(available)(
-  'faults on the cluster under the product: Kafka brokers, a ClickHouse replica, ZooKeeper',
-  () => {
-    const id = `${process.pid}_${Date.now()}`;
-    const database = `adx_kf_${id}`;
-    const prefix = `kf-${id}.`;
-    const group = `kf-${id}`;
-    let stack: ClusterStack;
-    let admin: Admin;
-    let store: ClickHouseReportStore;
-    let ingest: IngestProcess;
-    const children: ChildProcess[] = [];
-    /** The variables every app of this test shares: the cluster's brokers and the topics' replication. */
-    let kafkaEnv: Record<string, string>;
-    /** Every event the bus published so far, the hand count of the closed days' reports. */
-    const publishedSoFar: AdEvent[] = [];
+describe.runIf(available)('Kafka brokers killed under the product on the cluster', () => {
+  const id = `${process.pid}_${Date.now()}`;
+  const database = `adx_kf_${id}`;
+  const prefix = `kf-${id}.`;
+  const group = `kf-${id}`;
+  let stack: ClusterStack;
+  let admin: Admin;
+  let store: ClickHouseReportStore;
+  let ingest: IngestProcess;
+  const children: ChildProcess[] = [];
+  /** The variables every app of this test shares: the cluster's brokers and the topics' replication. */
+  let kafkaEnv: Record<string, string>;
+  /** Every event the bus published so far, the hand count of the closed days' reports. */
+  const publishedSoFar: AdEvent[] = [];
 
-    /** A query on `node`, in the store's database there (its local tables) unless it names another. */
-    const sqlOn = async (node: Node, query: string, db = database): Promise<string[]> => {
-      const response = await fetch(`${stack.clickhouseUrl(node)}/?database=${db}`, {
-        method: 'POST',
-        body: query,
-      });
-      const text = await response.text();
-      if (!response.ok) {
-        throw new Error(`${query}: ${text}`);
+  /** A query on `node`, in the store's database there (its local tables) unless it names another. */
+  const sqlOn = async (node: Node, query: string, db = database): Promise<string[]> => {
+    const response = await fetch(`${stack.clickhouseUrl(node)}/?database=${db}`, {
+      method: 'POST',
+      body: query,
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      throw new Error(`${query}: ${text}`);
+    }
+    return text.split('\n').filter(Boolean);
+  };
+  /** A query through the Distributed tables (every shard), as the reports read, on node 1. */
+  const sql = (query: string) => sqlOn(1, query, distributedDatabase(database));
+  const shards = () => [
+    [stack.clickhouseUrl(1), stack.clickhouseUrl(2)],
+    [stack.clickhouseUrl(3), stack.clickhouseUrl(4)],
+  ];
+
+  /** The broker leading partition 0 of a topic, as the cluster's metadata says now. */
+  const leaderOf = async (topic: string): Promise<Broker> => {
+    const { topics } = await admin.fetchTopicMetadata({ topics: [`${prefix}${topic}`] });
+    return topics[0].partitions.find((p) => p.partitionId === 0)!.leader as Broker;
+  };
+
+  /**
+   * The broker coordinating the ingest's group: the leader of the `__consumer_offsets` partition the
+   * group id hashes to (Java's String.hashCode, as Kafka computes it, modulo that topic's partitions).
+   */
+  const coordinatorOf = async (group: string): Promise<Broker> => {
+    let hash = 0;
+    for (const unit of group) {
+      hash = (Math.imul(31, hash) + unit.charCodeAt(0)) | 0;
+    }
+    const { topics } = await admin.fetchTopicMetadata({ topics: ['__consumer_offsets'] });
+    const { partitions } = topics[0];
+    // Kafka's Utils.abs: the lowest int maps to 0.
+    const index = (hash === -2147483648 ? 0 : Math.abs(hash)) % partitions.length;
+    return partitions.find((p) => p.partitionId === index)!.leader as Broker;
+  };
+
+  /** Waits until no partition of the test's topics is led by `broker` and each has 2 in-sync replicas. */
+  const failedOver = (broker: Broker) =>
+    until(
+      async () => {
+        const { topics } = await admin.fetchTopicMetadata({
+          topics: EVENT_TOPICS.map((t) => `${prefix}${t}`),
+        });
+        const moved = topics.every((t) =>
+          t.partitions.every((p) => p.leader !== broker && p.leader >= 0 && p.isr.length === 2),
+        );
+        return moved ? true : undefined;
+      },
+      60_000,
+      `the partitions to leave broker ${broker}`,
+    );
+
+  const backInSync = () =>
+    until(
+      async () => {
+        const { topics } = await admin.fetchTopicMetadata({
+          topics: EVENT_TOPICS.map((t) => `${prefix}${t}`),
+        });
+        return topics.every((t) => t.partitions.every((p) => p.isr.length === 3)) ? true : undefined;
+      },
+      120_000,
+      'every replica back in sync',
+    );
+
+  beforeAll(async () => {
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
+    stack = await ClusterStack.create('faults');
+    stack.up();
+    kafkaEnv = {
+      KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+      KAFKA_TOPIC_PREFIX: prefix,
+      KAFKA_REPLICATION_FACTOR: '3',
+    };
+    admin = new Kafka({ brokers: stack.kafkaBrokers, logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    await until(
+      async () => ((await admin.describeCluster()).brokers.length === 3 ? true : undefined),
+      60_000,
+      'three brokers registered',
+    );
+    store = new ClickHouseReportStore({
+      url: stack.clickhouseUrl(1),
+      database,
+      migrationsDir: 'clickhouse',
+      sampleDenominator: 10,
+      queryTimeoutMs: 30_000,
+      rawRetentionMonths: 120,
+      cluster: { name: CLUSTER_NAME, shards: shards() },
+    });
+    await store.migrate();
+    // The ingest creates the topics (at subscription) from its configuration.
+    ingest = await IngestProcess.start({
+      ...kafkaEnv,
+      LOG_LEVEL: 'warn',
+      INGEST_GROUP_ID: group,
+      KAFKA_CLIENT_ID: `kf-ingest-${id}`,
+      KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-kf-spool-')),
+      CLICKHOUSE_URL: stack.clickhouseUrl(1),
+      CLICKHOUSE_DATABASE: database,
+      CLICKHOUSE_CLUSTER: CLUSTER_NAME,
+      CLICKHOUSE_SHARDS: shards()
+        .map((replicas) => replicas.join(','))
+        .join(';'),
+      SEAL_INTERVAL_MS: '500',
+    });
+    await until(
+      async () => ((await ingest.health()) === 200 ? true : undefined),
+      90_000,
+      'the ingest healthy',
+    );
+  }, 360_000);
+
+  afterAll(async () => {
+    for (const child of children) {
+      child.kill('SIGKILL');
+    }
+    await ingest?.kill();
+    await store?.close().catch(() => undefined);
+    await admin?.disconnect().catch(() => undefined);
+    stack?.destroy();
+  });
+
+  it('the apps create every topic with KAFKA_REPLICATION_FACTOR replicas and min.insync.replicas set on the topic', async () => {
+    const topics = EVENT_TOPICS.map((t) => `${prefix}${t}`);
+    // The ingest subscribes to the event topics and creates the dead-letter one when it first needs it.
+    const { topics: metadata } = await until(
+      async () => {
+        const now = await admin.fetchTopicMetadata({ topics });
+        return now.topics.length === topics.length ? now : undefined;
+      },
+      60_000,
+      'the ingest to create its topics',
+    );
+    for (const { partitions } of metadata) {
+      expect(partitions).toHaveLength(4);
+      for (const partition of partitions) {
+        expect(partition.replicas).toHaveLength(3);
       }
-      return text.split('\n').filter(Boolean);
-    };
-    /** A query through the Distributed tables (every shard), as the reports read, on node 1. */
-    const sql = (query: string) => sqlOn(1, query, distributedDatabase(database));
-    const shards = () => [
-      [stack.clickhouseUrl(1), stack.clickhouseUrl(2)],
-      [stack.clickhouseUrl(3), stack.clickhouseUrl(4)],
-    ];
+    }
+    const { resources } = await admin.describeConfigs({
+      resources: topics.map((name) => ({ type: 2, name, configNames: ['min.insync.replicas'] })),
+      includeSynonyms: false,
+    });
+    for (const resource of resources) {
+      // Set on the topic by the bus (configSource 1, TOPIC_CONFIG), not inherited from the brokers.
+      expect(resource.configEntries.map((e) => [e.configValue, e.configSource])).toEqual([['2', 1]]);
+    }
+  });
 
-    /** The broker leading partition 0 of a topic, as the cluster's metadata says now. */
-    const leaderOf = async (topic: string): Promise<Broker> => {
-      const { topics } = await admin.fetchTopicMetadata({ topics: [`${prefix}${topic}`] });
-      return topics[0].partitions.find((p) => p.partitionId === 0)!.leader as Broker;
-    };
-
-    /**
-     * The broker coordinating the ingest's group: the leader of the `__consumer_offsets` partition the
-     * group id hashes to (Java's String.hashCode, as Kafka computes it, modulo that topic's partitions).
-     */
-    const coordinatorOf = async (group: string): Promise<Broker> => {
-      let hash = 0;
-      for (const unit of group) {
-        hash = (Math.imul(31, hash) + unit.charCodeAt(0)) | 0;
-      }
-      const { topics } = await admin.fetchTopicMetadata({ topics: ['__consumer_offsets'] });
-      const { partitions } = topics[0];
-      // Kafka's Utils.abs: the lowest int maps to 0.
-      const index = (hash === -2147483648 ? 0 : Math.abs(hash)) % partitions.length;
-      return partitions.find((p) => p.partitionId === index)!.leader as Broker;
-    };
-
-    /** Waits until no partition of the test's topics is led by `broker` and each has 2 in-sync replicas. */
-    const failedOver = (broker: Broker) =>
-      until(
-        async () => {
-          const { topics } = await admin.fetchTopicMetadata({
-            topics: EVENT_TOPICS.map((t) => `${prefix}${t}`),
-          });
-          const moved = topics.every((t) =>
-            t.partitions.every((p) => p.leader !== broker && p.leader >= 0 && p.isr.length === 2),
-          );
-          return moved ? true : undefined;
-        },
-        60_000,
-        `the partitions to leave broker ${broker}`,
-      );
-
-    const backInSync = () =>
-      until(
-        async () => {
-          const { topics } = await admin.fetchTopicMetadata({
-            topics: EVENT_TOPICS.map((t) => `${prefix}${t}`),
-          });
-          return topics.every((t) => t.partitions.every((p) => p.isr.length === 3)) ? true : undefined;
-        },
-        120_000,
-        'every replica back in sync',
-      );
-
-    beforeAll(async () => {
-      execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
-      stack = await ClusterStack.create('faults');
-      stack.up();
-      kafkaEnv = {
-        KAFKA_BROKERS: stack.kafkaBrokers.join(','),
-        KAFKA_TOPIC_PREFIX: prefix,
-        KAFKA_REPLICATION_FACTOR: '3',
-      };
-      admin = new Kafka({ brokers: stack.kafkaBrokers, logLevel: logLevel.NOTHING }).admin();
-      await admin.connect();
-      await until(
-        async () => ((await admin.describeCluster()).brokers.length === 3 ? true : undefined),
-        60_000,
-        'three brokers registered',
-      );
-      store = new ClickHouseReportStore({
-        url: stack.clickhouseUrl(1),
-        database,
-        migrationsDir: 'clickhouse',
-        sampleDenominator: 10,
-        queryTimeoutMs: 30_000,
-        rawRetentionMonths: 120,
-        cluster: { name: CLUSTER_NAME, shards: shards() },
-      });
-      await store.migrate();
-      // The ingest creates the topics (at subscription) from its configuration.
-      ingest = await IngestProcess.start({
+  it('kill -9 of the leader broker while the event bus publishes and the ingest stores: every event stored once, closed days equal the hand count', async () => {
+    const events = demoEvents(3, 3000);
+    const warnings: string[] = [];
+    diagnoseOnFailure(warnings);
+    const bus = eventBusFrom(
+      loadConfig(BaseSettings, {
         ...kafkaEnv,
-        LOG_LEVEL: 'warn',
-        INGEST_GROUP_ID: group,
-        KAFKA_CLIENT_ID: `kf-ingest-${id}`,
+        KAFKA_CLIENT_ID: `kf-producer-${id}`,
         KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-kf-spool-')),
-        CLICKHOUSE_URL: stack.clickhouseUrl(1),
-        CLICKHOUSE_DATABASE: database,
-        CLICKHOUSE_CLUSTER: CLUSTER_NAME,
-        CLICKHOUSE_SHARDS: shards()
-          .map((replicas) => replicas.join(','))
-          .join(';'),
-        SEAL_INTERVAL_MS: '500',
-      });
-      await until(
-        async () => ((await ingest.health()) === 200 ? true : undefined),
-        90_000,
-        'the ingest healthy',
-      );
-    }, 360_000);
-
-    afterAll(async () => {
-      for (const child of children) {
-        child.kill('SIGKILL');
-      }
-      await ingest?.kill();
-      await store?.close().catch(() => undefined);
-      await admin?.disconnect().catch(() => undefined);
-      stack?.destroy();
-    });
-
-    it('the apps create every topic with KAFKA_REPLICATION_FACTOR replicas and min.insync.replicas set on the topic', async () => {
-      const topics = EVENT_TOPICS.map((t) => `${prefix}${t}`);
-      // The ingest subscribes to the event topics and creates the dead-letter one when it first needs it.
-      const { topics: metadata } = await until(
-        async () => {
-          const now = await admin.fetchTopicMetadata({ topics });
-          return now.topics.length === topics.length ? now : undefined;
-        },
-        60_000,
-        'the ingest to create its topics',
-      );
-      for (const { partitions } of metadata) {
-        expect(partitions).toHaveLength(4);
-        for (const partition of partitions) {
-          expect(partition.replicas).toHaveLength(3);
-        }
-      }
-      const { resources } = await admin.describeConfigs({
-        resources: topics.map((name) => ({ type: 2, name, configNames: ['min.insync.replicas'] })),
-        includeSynonyms: false,
-      });
-      for (const resource of resources) {
-        // Set on the topic by the bus (configSource 1, TOPIC_CONFIG), not inherited from the brokers.
-        expect(resource.configEntries.map((e) => [e.configValue, e.configSource])).toEqual([['2', 1]]);
-      }
-    });
-
-    it('kill -9 of the leader broker while the event bus publishes and the ingest stores: every event stored once, closed days equal the hand count', async () => {
-      const events = demoEvents(3, 3000);
-      const warnings: string[] = [];
-      diagnoseOnFailure(warnings);
-      const bus = eventBusFrom(
-        loadConfig(BaseSettings, {
-          ...kafkaEnv,
-          KAFKA_CLIENT_ID: `kf-producer-${id}`,
-          KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-kf-spool-')),
-        }),
-        (message) => warnings.push(message),
-      );
-      const chunks = chunksOf(events, 400);
-      const victim = await leaderOf(TOPIC_BY_TYPE.impression);
-      let atKill: { published: number; stored: number } | undefined;
-      let published = 0;
-      try {
-        for (const [index, chunk] of chunks.entries()) {
-          await publish(bus, chunk);
-          published += chunk.length;
-          // A third in, with the ingest storing: the leader of the impressions' partition 0 dies.
-          if (index === Math.floor(chunks.length / 3)) {
-            const stored = await until(
-              async () => ((await rawCount()) > 0 ? rawCount() : undefined),
-              60_000,
-              'the ingest storing',
-            );
-            kill(`kafka${victim}`);
-            atKill = { published, stored };
-          }
-        }
-        await failedOver(victim);
-        // What the bus could not hand to Kafka waits in its spool (and what came after, behind it):
-        // a producer that stops keeps it there for its next start, so the test waits for the replay.
-        await bus.drain();
-      } finally {
-        await bus.close();
-      }
-      const spooled = warnings
-        .map((w) => Number(/spooling (\d+) event/.exec(w)?.[1] ?? 0))
-        .reduce((a, b) => a + b, 0);
-      console.log(
-        `kafka-faults: broker ${victim} killed at ${JSON.stringify(atKill)} of ${events.length}; ` +
-          `${spooled} event(s) spooled while Kafka refused them`,
-      );
-      // The fault landed mid-stream: events were still to publish, and the ingest had stored some
-      // but not all of those published (rows may wait in Kafka, or be on their way).
-      expect(atKill!.published).toBeLessThan(events.length);
-      expect(atKill!.stored).toBeGreaterThan(0);
-      expect(atKill!.stored).toBeLessThan(events.length);
-
-      const stored = await until(
-        async () => {
-          const [line] = await sql('SELECT uniqExact(event_id), count() FROM events_raw');
-          const [unique, rows] = line.split('\t').map(Number);
-          return unique >= events.length ? { unique, rows } : undefined;
-        },
-        120_000,
-        'every event stored',
-      );
-      console.log(`kafka-faults: ${stored.rows} raw rows for ${events.length} events after the kill`);
-      // No event lost, none foreign: the ids stored are exactly the ids published.
-      const ids = new Set(events.map((e) => e.event_id));
-      const storedIds = await sql('SELECT DISTINCT event_id FROM events_raw');
-      expect(storedIds.length).toBe(ids.size);
-      expect(storedIds.every((e) => ids.has(e))).toBe(true);
-      // None doubled: one row per event once deduplicated, and the closed days' reports (sealed by
-      // the ingest) equal the hand count.
-      expect(await finalRows('1')).toBe(events.length);
-      publishedSoFar.push(...events);
-      await expectReportsEqual(publishedSoFar);
-      expect(ingest.exited).toBe(false);
-
-      // Back in: the broker catches up and rejoins every ISR (the next test kills another).
-      stack.up(`kafka${victim}`);
-      await backInSync();
-    });
-
-    it('two auction processes serving while the broker coordinating the ingest group (and leading partitions) is killed: every view and click they answered is stored once, the ingest lives on', async () => {
-      diagnoseOnFailure([]);
-      const dsp = await DspSimulator.start({ seat: 'alpha-1', priceCpm: { min: 5, max: 5 } });
-      const catalog = writeTestCatalog((doc) => {
-        doc.dsps = [{ ...doc.dsps[0], endpoint: dsp.bidUrl, timeoutMs: 1000 }];
-      });
-      const auctions = await Promise.all(
-        ['a', 'b'].map(async (name) => {
-          const port = await freePort();
-          const url = `http://127.0.0.1:${port}`;
-          const child = spawn(process.execPath, [AUCTION], {
-            cwd: ROOT,
-            env: {
-              PATH: process.env.PATH,
-              ...kafkaEnv,
-              KAFKA_CLIENT_ID: `kf-auction-${name}-${id}`,
-              KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-kf-spool-')),
-              AUCTION_PORT: String(port),
-              AUCTION_PUBLIC_URL: url,
-              AUCTION_TMAX_MS: '1000',
-              AUCTION_WORKERS: '1',
-              // A loaded test machine's lag is not what this test is about.
-              AUCTION_SHED_LAG_MS: '0',
-              CATALOG_PATH: catalog,
-              REDIS_URL: `redis://127.0.0.1:${stack.ports.CLUSTER_REDIS_PORT}`,
-              REDIS_KEY_PREFIX: `kf:${id}:`,
-              LOG_LEVEL: 'warn',
-            },
-            stdio: ['ignore', 'ignore', 'inherit'],
-          });
-          children.push(child);
-          await until(
-            async () => ((await fetch(`${url}/health`)).status === 200 ? true : undefined),
-            90_000,
-            `auction ${name} up`,
-          );
-          return { url, child };
-        }),
-      );
-      // The broker coordinating the ingest's group, which leads partitions of the topics too: the
-      // new coordinator does not know the ingest's member, whose next commit is refused.
-      const victim = await coordinatorOf(group);
-      const { topics: led } = await admin.fetchTopicMetadata({
-        topics: EVENT_TOPICS.map((t) => `${prefix}${t}`),
-      });
-      expect(led.flatMap((t) => t.partitions).filter((p) => p.leader === victim).length).toBeGreaterThan(0);
-      // Hand count: the ad requests answered with an ad or its landing page (302), first views,
-      // reopens and clicks apart.
-      const answered = { first: 0, reopen: 0, click: 0 };
-      const tag = async (auction: number, endpoint: 'img' | 'click', recipient: string) => {
-        const res = await request(
-          `${auctions[auction].url}/${endpoint}/slot-1-1-2?placement=p-${id}&recipient=${recipient}`,
-          { headers: { connection: 'close' } },
-        );
-        await res.body.dump();
-        return res.statusCode === 302;
-      };
-      try {
-        const readers = 240;
-        for (let from = 0; from < readers; from += 20) {
-          if (from === readers / 3) {
-            kill(`kafka${victim}`);
-          }
-          // Each reader's first view on one process, the reopen on the other: both publish at once.
-          const batch = Array.from({ length: 20 }, (_, i) => `kf-reader-${from + i}`);
-          const firsts = await Promise.all(batch.map((r, i) => tag(i % 2, 'img', r)));
-          answered.first += firsts.filter(Boolean).length;
-          const reopens = await Promise.all(batch.map((r, i) => tag((i + 1) % 2, 'img', r)));
-          answered.reopen += reopens.filter(Boolean).length;
-          const clicks = await Promise.all(
-            batch.filter((_, i) => i % 4 === 0).map((r) => tag(1, 'click', r)),
-          );
-          answered.click += clicks.filter(Boolean).length;
-        }
-        // Whatever a publish could not hand to Kafka meanwhile waits in a process's spool: a process
-        // that stops leaves it there for its next start, so the test waits for the replays first.
-        for (const { url } of auctions) {
-          await until(
-            async () => ((await metric(url, 'adx_event_spool_bytes')) === 0 ? true : undefined),
+      }),
+      (message) => warnings.push(message),
+    );
+    const chunks = chunksOf(events, 400);
+    const victim = await leaderOf(TOPIC_BY_TYPE.impression);
+    let atKill: { published: number; stored: number } | undefined;
+    let published = 0;
+    try {
+      for (const [index, chunk] of chunks.entries()) {
+        await publish(bus, chunk);
+        published += chunk.length;
+        // A third in, with the ingest storing: the leader of the impressions' partition 0 dies.
+        if (index === Math.floor(chunks.length / 3)) {
+          const stored = await until(
+            async () => ((await rawCount()) > 0 ? rawCount() : undefined),
             60_000,
-            'the spools replayed',
+            'the ingest storing',
           );
+          kill(`kafka${victim}`);
+          atKill = { published, stored };
         }
-        // SIGTERM: each auction sends what it buffered before it exits.
-        await Promise.all(
-          auctions.map(
-            ({ child }) =>
-              new Promise((resolve) => {
-                child.once('exit', resolve);
-                child.kill('SIGTERM');
-              }),
-          ),
-        );
-      } finally {
-        await dsp.close();
       }
-      console.log(`kafka-faults: auctions answered ${JSON.stringify(answered)}, broker ${victim} killed`);
-      expect(answered).toEqual({ first: 240, reopen: 240, click: 60 });
+      await failedOver(victim);
+      // What the bus could not hand to Kafka waits in its spool (and what came after, behind it):
+      // a producer that stops keeps it there for its next start, so the test waits for the replay.
+      await bus.drain();
+    } finally {
+      await bus.close();
+    }
+    const spooled = warnings
+      .map((w) => Number(/spooling (\d+) event/.exec(w)?.[1] ?? 0))
+      .reduce((a, b) => a + b, 0);
+    console.log(
+      `kafka-faults: broker ${victim} killed at ${JSON.stringify(atKill)} of ${events.length}; ` +
+        `${spooled} event(s) spooled while Kafka refused them`,
+    );
+    // The fault landed mid-stream: events were still to publish, and the ingest had stored some
+    // but not all of those published (rows may wait in Kafka, or be on their way).
+    expect(atKill!.published).toBeLessThan(events.length);
+    expect(atKill!.stored).toBeGreaterThan(0);
+    expect(atKill!.stored).toBeLessThan(events.length);
 
-      const today = new Date().toISOString().slice(0, 10);
-      const counts = async () =>
-        Object.fromEntries(
-          (
-            await sql(
-              `SELECT type, reopens, uniqExact(event_id) FROM events_raw WHERE event_date >= '${today}' ` +
-                `AND placement_id = 'p-${id}' GROUP BY type, reopens`,
-            )
-          ).map((line) => {
-            const [type, reopens, n] = line.split('\t');
-            return [`${type}${reopens === '1' ? ' reopen' : ''}`, Number(n)];
-          }),
+    const stored = await until(
+      async () => {
+        const [line] = await sql('SELECT uniqExact(event_id), count() FROM events_raw');
+        const [unique, rows] = line.split('\t').map(Number);
+        return unique >= events.length ? { unique, rows } : undefined;
+      },
+      120_000,
+      'every event stored',
+    );
+    console.log(`kafka-faults: ${stored.rows} raw rows for ${events.length} events after the kill`);
+    // No event lost, none foreign: the ids stored are exactly the ids published.
+    const ids = new Set(events.map((e) => e.event_id));
+    const storedIds = await sql('SELECT DISTINCT event_id FROM events_raw');
+    expect(storedIds.length).toBe(ids.size);
+    expect(storedIds.every((e) => ids.has(e))).toBe(true);
+    // None doubled: one row per event once deduplicated, and the closed days' reports (sealed by
+    // the ingest) equal the hand count.
+    expect(await finalRows('1')).toBe(events.length);
+    publishedSoFar.push(...events);
+    await expectReportsEqual(publishedSoFar);
+    expect(ingest.exited).toBe(false);
+
+    // Back in: the broker catches up and rejoins every ISR (the next test kills another).
+    stack.up(`kafka${victim}`);
+    await backInSync();
+  });
+
+  it('two auction processes serving while the broker coordinating the ingest group (and leading partitions) is killed: every view and click they answered is stored once, the ingest lives on', async () => {
+    diagnoseOnFailure([]);
+    const dsp = await DspSimulator.start({ seat: 'alpha-1', priceCpm: { min: 5, max: 5 } });
+    const catalog = writeTestCatalog((doc) => {
+      doc.dsps = [{ ...doc.dsps[0], endpoint: dsp.bidUrl, timeoutMs: 1000 }];
+    });
+    const auctions = await Promise.all(
+      ['a', 'b'].map(async (name) => {
+        const port = await freePort();
+        const url = `http://127.0.0.1:${port}`;
+        const child = spawn(process.execPath, [AUCTION], {
+          cwd: ROOT,
+          env: {
+            PATH: process.env.PATH,
+            ...kafkaEnv,
+            KAFKA_CLIENT_ID: `kf-auction-${name}-${id}`,
+            KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-kf-spool-')),
+            AUCTION_PORT: String(port),
+            AUCTION_PUBLIC_URL: url,
+            AUCTION_TMAX_MS: '1000',
+            AUCTION_WORKERS: '1',
+            // A loaded test machine's lag is not what this test is about.
+            AUCTION_SHED_LAG_MS: '0',
+            CATALOG_PATH: catalog,
+            REDIS_URL: `redis://127.0.0.1:${stack.ports.CLUSTER_REDIS_PORT}`,
+            REDIS_KEY_PREFIX: `kf:${id}:`,
+            LOG_LEVEL: 'warn',
+          },
+          stdio: ['ignore', 'ignore', 'inherit'],
+        });
+        children.push(child);
+        await until(
+          async () => ((await fetch(`${url}/health`)).status === 200 ? true : undefined),
+          90_000,
+          `auction ${name} up`,
         );
-      const expected = {
-        impression: answered.first,
-        'impression reopen': answered.reopen,
-        click: answered.click,
-      };
-      const got = await until(
-        async () => {
-          const now = await counts();
-          return equal(now, expected) ? now : undefined;
-        },
-        120_000,
-        'every answered request stored',
-      ).catch(counts);
-      expect(got).toEqual(expected);
-      // The ingest lived through the broker's death (kafkajs's consumer stopped for good would have made it exit).
-      expect(ingest.exited).toBe(false);
-      // None doubled once deduplicated (FINAL on each shard's local table).
-      const where = `event_date >= '${today}' AND placement_id = 'p-${id}'`;
-      expect(await finalRows(where)).toBe(
-        Number((await sql(`SELECT uniqExact(event_id) FROM events_raw WHERE ${where}`))[0]),
+        return { url, child };
+      }),
+    );
+    // The broker coordinating the ingest's group, which leads partitions of the topics too: the
+    // new coordinator does not know the ingest's member, whose next commit is refused.
+    const victim = await coordinatorOf(group);
+    const { topics: led } = await admin.fetchTopicMetadata({
+      topics: EVENT_TOPICS.map((t) => `${prefix}${t}`),
+    });
+    expect(led.flatMap((t) => t.partitions).filter((p) => p.leader === victim).length).toBeGreaterThan(0);
+    // Hand count: the ad requests answered with an ad or its landing page (302), first views,
+    // reopens and clicks apart.
+    const answered = { first: 0, reopen: 0, click: 0 };
+    const tag = async (auction: number, endpoint: 'img' | 'click', recipient: string) => {
+      const res = await request(
+        `${auctions[auction].url}/${endpoint}/slot-1-1-2?placement=p-${id}&recipient=${recipient}`,
+        { headers: { connection: 'close' } },
+      );
+      await res.body.dump();
+      return res.statusCode === 302;
+    };
+    try {
+      const readers = 240;
+      for (let from = 0; from < readers; from += 20) {
+        if (from === readers / 3) {
+          kill(`kafka${victim}`);
+        }
+        // Each reader's first view on one process, the reopen on the other: both publish at once.
+        const batch = Array.from({ length: 20 }, (_, i) => `kf-reader-${from + i}`);
+        const firsts = await Promise.all(batch.map((r, i) => tag(i % 2, 'img', r)));
+        answered.first += firsts.filter(Boolean).length;
+        const reopens = await Promise.all(batch.map((r, i) => tag((i + 1) % 2, 'img', r)));
+        answered.reopen += reopens.filter(Boolean).length;
+        const clicks = await Promise.all(batch.filter((_, i) => i % 4 === 0).map((r) => tag(1, 'click', r)));
+        answered.click += clicks.filter(Boolean).length;
+      }
+      // Whatever a publish could not hand to Kafka meanwhile waits in a process's spool: a process
+      // that stops leaves it there for its next start, so the test waits for the replays first.
+      for (const { url } of auctions) {
+        await until(
+          async () => ((await metric(url, 'adx_event_spool_bytes')) === 0 ? true : undefined),
+          60_000,
+          'the spools replayed',
+        );
+      }
+      // SIGTERM: each auction sends what it buffered before it exits.
+      await Promise.all(
+        auctions.map(
+          ({ child }) =>
+            new Promise((resolve) => {
+              child.once('exit', resolve);
+              child.kill('SIGTERM');
+            }),
+        ),
+      );
+    } finally {
+      await dsp.close();
+    }
+    console.log(`kafka-faults: auctions answered ${JSON.stringify(answered)}, broker ${victim} killed`);
+    expect(answered).toEqual({ first: 240, reopen: 240, click: 60 });
+
+    const today = new Date().toISOString().slice(0, 10);
+    const counts = async () =>
+      Object.fromEntries(
+        (
+          await sql(
+            `SELECT type, reopens, uniqExact(event_id) FROM events_raw WHERE event_date >= '${today}' ` +
+              `AND placement_id = 'p-${id}' GROUP BY type, reopens`,
+          )
+        ).map((line) => {
+          const [type, reopens, n] = line.split('\t');
+          return [`${type}${reopens === '1' ? ' reopen' : ''}`, Number(n)];
+        }),
+      );
+    const expected = {
+      impression: answered.first,
+      'impression reopen': answered.reopen,
+      click: answered.click,
+    };
+    const got = await until(
+      async () => {
+        const now = await counts();
+        return equal(now, expected) ? now : undefined;
+      },
+      120_000,
+      'every answered request stored',
+    ).catch(counts);
+    expect(got).toEqual(expected);
+    // The ingest lived through the broker's death (kafkajs's consumer stopped for good would have made it exit).
+    expect(ingest.exited).toBe(false);
+    // None doubled once deduplicated (FINAL on each shard's local table).
+    const where = `event_date >= '${today}' AND placement_id = 'p-${id}'`;
+    expect(await finalRows(where)).toBe(
+      Number((await sql(`SELECT uniqExact(event_id) FROM events_raw WHERE ${where}`))[0]),
+    );
+  });
+
+  /** What a failure needs explained: the ingest's state and output, the store's counts, the bus's warnings. */
+  function diagnoseOnFailure(warnings: readonly string[]): void {
+    onTestFailed(async () => {
+      const counts = await sql(
+        'SELECT type, count(), uniqExact(event_id) FROM events_raw GROUP BY type',
+      ).catch((error: Error) => [error.message]);
+      const lag = await groupLag().catch((error: Error) => error.message);
+      const nodes = await Promise.all(
+        ([1, 2, 3, 4] as const).map((node) =>
+          sqlOn(
+            node,
+            'SELECT count(), (SELECT groupArray(table) FROM system.replicas WHERE is_readonly OR queue_size > 0) FROM events_raw',
+          ).then(
+            ([line]) => `node ${node}: ${line}`,
+            (error: Error) => `node ${node}: ${error.message.slice(0, 120)}`,
+          ),
+        ),
+      );
+      console.log(
+        [
+          `ingest exited: ${ingest.exited}, health ${await ingest.health()}`,
+          `events_raw: ${counts.join(' | ')}`,
+          `the ingest's group behind Kafka's ends: ${lag}`,
+          `raw rows and replicas read-only or with a queue per node: ${nodes.join(' | ')}`,
+          `warnings: ${warnings.slice(-10).join(' | ')}`,
+          'ingest log (last 40 lines):',
+          ...ingest.log.slice(-40),
+        ].join('\n'),
       );
     });
+  }
 
-    /** What a failure needs explained: the ingest's state and output, the store's counts, the bus's warnings. */
-    function diagnoseOnFailure(warnings: readonly string[]): void {
-      onTestFailed(async () => {
-        const counts = await sql(
-          'SELECT type, count(), uniqExact(event_id) FROM events_raw GROUP BY type',
-        ).catch((error: Error) => [error.message]);
-        const lag = await groupLag().catch((error: Error) => error.message);
-        const nodes = await Promise.all(
-          ([1, 2, 3, 4] as const).map((node) =>
-            sqlOn(
-              node,
-              'SELECT count(), (SELECT groupArray(table) FROM system.replicas WHERE is_readonly OR queue_size > 0) FROM events_raw',
-            ).then(
-              ([line]) => `node ${node}: ${line}`,
-              (error: Error) => `node ${node}: ${error.message.slice(0, 120)}`,
-            ),
-          ),
-        );
-        console.log(
-          [
-            `ingest exited: ${ingest.exited}, health ${await ingest.health()}`,
-            `events_raw: ${counts.join(' | ')}`,
-            `the ingest's group behind Kafka's ends: ${lag}`,
-            `raw rows and replicas read-only or with a queue per node: ${nodes.join(' | ')}`,
-            `warnings: ${warnings.slice(-10).join(' | ')}`,
-            'ingest log (last 40 lines):',
-            ...ingest.log.slice(-40),
-          ].join('\n'),
-        );
-      });
-    }
-
-    /** Per topic, the records the ingest's group has not committed yet (Kafka's ends less its offsets). */
-    async function groupLag(): Promise<string> {
-      const out: string[] = [];
-      for (const topic of EVENT_TOPICS.map((t) => `${prefix}${t}`)) {
-        const [ends, [committed]] = await Promise.all([
-          admin.fetchTopicOffsets(topic),
-          admin.fetchOffsets({ groupId: group, topics: [topic] }),
-        ]);
-        const at = new Map(committed.partitions.map((p) => [p.partition, Math.max(0, Number(p.offset))]));
-        out.push(
-          `${topic.slice(prefix.length)} ${ends.map((e) => Number(e.high) - (at.get(e.partition) ?? 0)).join('/')}`,
-        );
-      }
-      return out.join(', ');
-    }
-
-    async function metric(url: string, name: string): Promise<number | undefined> {
-      const text = await (await fetch(`${url}/metrics`)).text();
-      const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-      return line === undefined ? undefined : Number(line.split(' ').pop());
-    }
-
-    function kill(node: ClusterNode): void {
-      stack.kill(node);
-    }
-
-    /** Rows matching `where` once deduplicated: FINAL on each shard's local table, summed. */
-    async function finalRows(where: string): Promise<number> {
-      const perShard = await Promise.all(
-        ([1, 3] as const).map((node) => sqlOn(node, `SELECT count() FROM events_raw FINAL WHERE ${where}`)),
+  /** Per topic, the records the ingest's group has not committed yet (Kafka's ends less its offsets). */
+  async function groupLag(): Promise<string> {
+    const out: string[] = [];
+    for (const topic of EVENT_TOPICS.map((t) => `${prefix}${t}`)) {
+      const [ends, [committed]] = await Promise.all([
+        admin.fetchTopicOffsets(topic),
+        admin.fetchOffsets({ groupId: group, topics: [topic] }),
+      ]);
+      const at = new Map(committed.partitions.map((p) => [p.partition, Math.max(0, Number(p.offset))]));
+      out.push(
+        `${topic.slice(prefix.length)} ${ends.map((e) => Number(e.high) - (at.get(e.partition) ?? 0)).join('/')}`,
       );
-      return perShard.reduce((sum, [n]) => sum + Number(n), 0);
     }
+    return out.join(', ');
+  }
 
-    /** The closed days' exact report by campaign, once the ingest has sealed them, equals the hand count. */
-    async function expectReportsEqual(events: readonly AdEvent[]): Promise<void> {
-      const truth = Object.fromEntries(expectedBySplit(events, 'campaign_id'));
-      const report = await until(
-        async () => {
-          const now = await byCampaign();
-          return equal(now, truth) ? now : undefined;
-        },
-        90_000,
-        'the closed days sealed to the hand count',
-      ).catch(byCampaign);
-      expect(report).toEqual(truth);
-    }
+  async function metric(url: string, name: string): Promise<number | undefined> {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+    return line === undefined ? undefined : Number(line.split(' ').pop());
+  }
 
-    async function rawCount(): Promise<number> {
-      return Number((await sql('SELECT count() FROM events_raw'))[0]);
-    }
+  function kill(node: ClusterNode): void {
+    stack.kill(node);
+  }
 
-    async function byCampaign(): Promise<Record<string, unknown>> {
-      const rows = await store.query({
-        range: RANGE,
-        split: 'campaign_id',
-        filters: [],
-        scope: {},
-        tier: 'exact',
-      });
-      return Object.fromEntries(rows.map((r) => [r.key, r.measures]));
-    }
-  },
-);
+  /** Rows matching `where` once deduplicated: FINAL on each shard's local table, summed. */
+  async function finalRows(where: string): Promise<number> {
+    const perShard = await Promise.all(
+      ([1, 3] as const).map((node) => sqlOn(node, `SELECT count() FROM events_raw FINAL WHERE ${where}`)),
+    );
+    return perShard.reduce((sum, [n]) => sum + Number(n), 0);
+  }
+
+  /** The closed days' exact report by campaign, once the ingest has sealed them, equals the hand count. */
+  async function expectReportsEqual(events: readonly AdEvent[]): Promise<void> {
+    const truth = Object.fromEntries(expectedBySplit(events, 'campaign_id'));
+    const report = await until(
+      async () => {
+        const now = await byCampaign();
+        return equal(now, truth) ? now : undefined;
+      },
+      90_000,
+      'the closed days sealed to the hand count',
+    ).catch(byCampaign);
+    expect(report).toEqual(truth);
+  }
+
+  async function rawCount(): Promise<number> {
+    return Number((await sql('SELECT count() FROM events_raw'))[0]);
+  }
+
+  async function byCampaign(): Promise<Record<string, unknown>> {
+    const rows = await store.query({
+      range: RANGE,
+      split: 'campaign_id',
+      filters: [],
+      scope: {},
+      tier: 'exact',
+    });
+    return Object.fromEntries(rows.map((r) => [r.key, r.measures]));
+  }
+});
 
 function chunksOf<T>(items: readonly T[], size: number): T[][] {
   const chunks: T[][] = [];
