@@ -1,5 +1,6 @@
 import type { KafkaMessage } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Random } from '@app/demo-traffic';
 import {
   DEAD_LETTER_TOPIC,
   FRAME_HEADER,
@@ -14,16 +15,10 @@ import { isReportable, measuresOf, openReportStore, type ReportStore } from '@ap
 import { makeEvent } from '@app/testing';
 import { IngestService } from './ingest.service';
 
-/** A small deterministic generator (mulberry32): a failure repeats with its seed. */
+/** The demo traffic's seeded generator (mulberry32): a failure repeats with its seed. */
 function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const generator = new Random(seed);
+  return () => generator.next();
 }
 
 /** An event's JSON, damaged one way or another about half the time (never with a newline: it stays one line). */

@@ -1,17 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { Random } from '@app/demo-traffic';
 import { AdEventScanner, SCANNED_FIELDS, ScannedAdEvent, scannedField } from './event.scanner';
 import { EVENT_SCHEMA_VERSION, emptyDimensions, parseAdEvent, type AdEvent } from './event.schema';
 
-/** A small deterministic generator (mulberry32), so that a failure names its seed and repeats. */
+/** The demo traffic's seeded generator (mulberry32): a failure repeats with its seed. */
 function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const generator = new Random(seed);
+  return () => generator.next();
 }
 
 const impression: AdEvent = {
