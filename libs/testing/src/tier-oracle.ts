@@ -91,18 +91,24 @@ export async function tiersAgainstRaw(
 
 /**
  * The closed days among `days` that some sealed table does not hold as sealed from the raw events
- * as they are now: exactly one marker, carrying the raw partition's highest block (the monthly
- * copy: the rollup's marker), and no rows the views added since. Read from the tables themselves.
+ * as they are now: exactly one marker, carrying the raw partition's highest block (+ 2 on a
+ * replicated table, whose blocks are numbered from 0; the monthly copy: the rollup's marker), and
+ * no rows the views added since. Read from the tables themselves.
  */
 export async function unsealedDays(
   sql: SqlLines,
   database: string,
   days: readonly string[],
 ): Promise<string[]> {
+  // A replicated table numbers a partition's blocks from 0: its seals carry the block + 2.
+  const [engine] = await sql(
+    `SELECT engine FROM system.tables WHERE database = '${database}' AND name = 'events_raw' FORMAT TSV`,
+  );
+  const above = engine?.startsWith('Replicated') ? 2 : 0;
   const raw = new Map(
     (
       await sql(
-        `SELECT partition_id, max(max_block_number) FROM system.parts
+        `SELECT partition_id, toString(max(max_block_number) + ${above}) FROM system.parts
          WHERE database = '${database}' AND table = 'events_raw' AND active GROUP BY partition_id FORMAT TSV`,
       )
     ).map((line) => line.split('\t') as [string, string]),

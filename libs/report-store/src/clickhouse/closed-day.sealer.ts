@@ -257,12 +257,17 @@ export class ClosedDaySealer {
     return [...new Set(ghosts.flat().map(({ d }) => d))].sort();
   }
 
-  /** The highest raw block of each closed day (the mark a seal of it would carry), newest first. */
+  /**
+   * The highest raw block of each closed day (the mark a seal of it would carry), newest first. A
+   * replicated table numbers a partition's blocks from 0 (a plain one from 1), and a mark of 0 would
+   * read as no marker, 1 as the placeholder's: there the mark is the block + 2, in the same order.
+   */
   private async rawMarks(today: string): Promise<Map<string, string>> {
     const rawMarks = new Map<string, string>();
+    const above = this.replicated ? 2 : 0;
     // Newest first: yesterday is the day people are waiting for.
     for (const { id, mark } of await this.rows<{ id: string; mark: string }>(
-      `SELECT partition_id AS id, toString(max(max_block_number)) AS mark FROM system.parts
+      `SELECT partition_id AS id, toString(max(max_block_number) + ${above}) AS mark FROM system.parts
        WHERE database = ${stringLiteral(this.database)} AND table = 'events_raw' AND active
        GROUP BY partition_id ORDER BY partition_id DESC`,
     )) {
