@@ -5,7 +5,11 @@
 
 say() { printf '[%s] %s\n' "$STACK_TAG" "$*"; }
 die() { printf '[%s] ERROR: %s\n' "$STACK_TAG" "$*" >&2; exit 1; }
-running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# alive PID: the process exists and has not exited. A server killed with SIGKILL stays a zombie until
+# its parent reaps it (a daemon's parent is PID 1, which in a container may take its time or never
+# do it), and kill -0 still answers for a zombie: taken for running, it was never started again.
+alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" != Z ]; }
+running() { [ -f "$1" ] && alive "$(cat "$1")"; }
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # Before starting a server: a port already answering belongs to a process this stack did not
@@ -57,12 +61,12 @@ kafka_libs() {
 # Stops the server of a pid file: SIGTERM, 30 s to end, then SIGKILL; the pid file goes either way.
 stop() {
   local name=$1 pidfile=$2
-  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+  if running "$pidfile"; then
     local pid
     pid=$(cat "$pidfile")
     kill "$pid"
-    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    for _ in $(seq 60); do alive "$pid" || break; sleep 0.5; done
+    alive "$pid" && kill -9 "$pid"
     say "stopped $name"
   fi
   rm -f "$pidfile"
