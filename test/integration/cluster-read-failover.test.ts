@@ -20,6 +20,8 @@ import {
  * rather than start again elsewhere (the rows would come twice).
  */
 const DAYS = ['2026-11-19', '2026-11-20'];
+const byKey = (rows: readonly StoreRow[]) =>
+  [...rows].sort((a, b) => String(a.key).localeCompare(String(b.key)));
 
 describe.runIf(
   requireOrSkip(inject('stack').clickhouse, `ClickHouse at ${STACK.clickhouseUrl} (npm run stack:up)`),
@@ -79,7 +81,9 @@ describe.runIf(
   it('a node that refuses the connection: the read goes to the next node, whole', async () => {
     const refusing = `http://127.0.0.1:${await freePort()}`;
     const store = clusterStore(refusing);
-    expect(await store.query(query)).toEqual(expected);
+    // Row order is not the store's to keep (the reporting app sorts): a Merge table reads its parts
+    // in any order.
+    expect(byKey(await store.query(query))).toEqual(byKey(expected));
     await store.ping();
   });
 
@@ -125,6 +129,8 @@ describe.runIf(
     // (Reported as a timeout, as on one server: the client calls a response cut off "aborted".)
     expect(failure).toBeInstanceOf(ReportStoreException);
     expect((failure as ReportStoreException).code).toBe(ReportStoreErrorCode.Timeout);
-    expect(rows).toEqual(expected.slice(0, 1));
+    // The one row that came through, once (whichever row the Merge table read first).
+    expect(rows).toHaveLength(1);
+    expect(expected).toContainEqual(rows[0]);
   });
 });
