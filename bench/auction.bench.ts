@@ -69,6 +69,8 @@ const { values } = parseArgs({
     tmax: { type: 'string' },
     /** AUCTION_SHED_LAG_MS for the app: 0 to compare CPU per full auction on a busy machine. */
     'shed-lag': { type: 'string' },
+    /** AUCTION_SHED_INTERVAL_MS for the app: how long the lag must stand before it counts. */
+    'shed-interval': { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     /** Where to copy the auction's .cpuprofile (for Chrome DevTools or speedscope). */
     'profile-out': { type: 'string' },
@@ -443,6 +445,9 @@ function startAuction(port: number, catalogPath: string, profileDir?: string): A
   }
   if (values['shed-lag']) {
     env.AUCTION_SHED_LAG_MS = values['shed-lag'];
+  }
+  if (values['shed-interval']) {
+    env.AUCTION_SHED_INTERVAL_MS = values['shed-interval'];
   }
   // The app exits 0 once closed on SIGTERM, which is when --cpu-prof writes its profile (one per
   // process: the primary's and each worker's).
@@ -1020,7 +1025,8 @@ async function main(): Promise<void> {
       nodeFlags: values['node-flags'] || undefined,
       dspConnections: values['dsp-connections'] ? Number(values['dsp-connections']) : 'app default (64)',
       tmaxMs,
-      shedLagMs: values['shed-lag'] ? Number(values['shed-lag']) : 'app default (20)',
+      shedLagMs: values['shed-lag'] ? Number(values['shed-lag']) : 'app default (5)',
+      shedIntervalMs: values['shed-interval'] ? Number(values['shed-interval']) : 'app default (100)',
       cpuProf: values['cpu-prof'],
     },
     responses,

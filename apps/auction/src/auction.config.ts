@@ -137,14 +137,24 @@ export class AuctionConfig extends BaseSettings {
   AD_TAG_LOG_EVERY = 1000;
 
   /**
-   * Event loop lag, ms, past which the limit on auctions in flight is cut (new ones past it are
-   * shed to direct, house and fallback demand, no RTB); 0 turns shedding off. Keep it well under
-   * tmax: the lag delays the reading of every DSP answer.
+   * Event loop lag, ms, past which the limit on auctions in flight is cut while the loop is
+   * saturated (new ones past it are shed to direct, house and fallback demand, no RTB); a request
+   * that waited longer than this before its auction could begin on a saturated loop is shed too;
+   * 0 turns shedding off. Keep it well under tmax: the lag delays the reading of every DSP answer.
    */
   @IsInt()
   @Min(0)
   @Max(1000)
-  AUCTION_SHED_LAG_MS = 20;
+  AUCTION_SHED_LAG_MS = 5;
+
+  /**
+   * Time, ms, over which the loop's busy share is averaged to tell saturation (busy 90 % of the
+   * time) from bursts that pass by themselves.
+   */
+  @IsInt()
+  @Min(10)
+  @Max(10_000)
+  AUCTION_SHED_INTERVAL_MS = 100;
 
   /** Auctions waiting for DSPs at once past which a new one is shed whatever the lag (the limit's ceiling). */
   @IsInt()
