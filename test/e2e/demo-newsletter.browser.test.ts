@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Response, Route } from 'playwright-core';
 import { createCanvas, loadImage, type Image } from '@napi-rs/canvas';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,6 +124,8 @@ for (const mode of ['embedded'] as Mode[]) {
     const responses: SeenResponse[] = [];
     /** How many of them the first load of READER's newsletter brought. */
     let firstLoad = 0;
+    /** The sync pixel's answer on that first load. */
+    let firstPixel: Response;
 
     const pageUrl = (recipient: string) => `${auctionUrl}/demo/newsletter?recipient=${recipient}`;
     const tagResponses = (slot: Slot) =>
@@ -210,8 +212,22 @@ for (const mode of ['embedded'] as Mode[]) {
         });
       });
       page = await context.newPage();
+      // The first load is a browser we have never seen: its sync pixel must come without our
+      // cookie. The ad tags' answers set that cookie too, and a renderer slow to ask for the pixel
+      // (a busy machine) sends it with the cookie of an ad tag that has already answered: the
+      // pixel then starts the sync chain on this load. So this load's ad tags wait until the pixel
+      // has answered (they then carry the cookie it set).
+      const pixelAnswered = page.waitForResponse((r) => r.url().startsWith(`${auctionUrl}/sync?`));
+      const adTag = (url: URL) => url.href.startsWith(`${auctionUrl}/img/`);
+      const afterThePixel = async (route: Route) => {
+        await pixelAnswered;
+        await route.continue();
+      };
+      await page.route(adTag, afterThePixel);
       const opened = await page.goto(pageUrl(READER), { waitUntil: 'load' });
       expect(opened?.status()).toBe(200);
+      firstPixel = await pixelAnswered;
+      await page.unroute(adTag, afterThePixel);
       firstLoad = responses.length;
     }, 30_000);
 
@@ -384,6 +400,7 @@ for (const mode of ['embedded'] as Mode[]) {
 
     it("syncs the browser's user with both DSPs from the sync pixel, then sends each its buyeruid", async () => {
       // The first load had no cookie: the pixel only set ours, and no DSP was asked.
+      expect(await firstPixel.request().headerValue('cookie')).toBeNull();
       const firstSync = syncSteps(responses.slice(0, firstLoad));
       expect(firstSync.map(({ step, status }) => [step, status])).toEqual([['exchange /sync', 200]]);
       expect(responses.find((r) => r.url === `${auctionUrl}/sync?recipient=${READER}`)?.contentType).toBe(
