@@ -16,6 +16,7 @@ import {
   clickHouseSql,
   tiersAgainstRaw,
   unsealedDays,
+  waitUntil,
 } from '@app/testing';
 
 /**
@@ -39,17 +40,6 @@ const KILLS = Number(values.kills);
 const DAY_COUNT = Number(values.days);
 
 const seconds = (ms: number) => Number((ms / 1000).toFixed(1));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) {
-      throw new Error(`${what}: not in ${timeoutMs} ms`);
-    }
-    await sleep(250);
-  }
-}
 
 /** The hand count: each measure of each campaign, from the events produced, without the store. */
 function count(byCampaign: Map<string, Measures>, e: AdEvent): void {
@@ -154,7 +144,11 @@ async function main(): Promise<void> {
     const started = Date.now();
     const step = Math.floor(EVENTS / (KILLS + 2));
     for (let kill = 1; kill <= KILLS; kill += 1) {
-      await until(async () => (await rawIds()) >= kill * step, 600_000, `raw ids past ${kill * step}`);
+      await waitUntil(`raw ids past ${kill * step}`, async () => (await rawIds()) >= kill * step, {
+        timeoutMs: 600_000,
+        everyMs: 250,
+        retryErrors: true,
+      });
       await ingest!.kill();
       if (kill === Math.ceil(KILLS / 3)) {
         console.log('restarting Kafka');
@@ -171,13 +165,17 @@ async function main(): Promise<void> {
     }
     await producing;
     console.log(`produced ${ids.size} events in ${seconds(Date.now() - started)} s`);
-    await until(async () => (await rawIds()) === ids.size, 1_800_000, 'every event stored');
+    await waitUntil('every event stored', async () => (await rawIds()) === ids.size, {
+      timeoutMs: 1_800_000,
+      everyMs: 250,
+      retryErrors: true,
+    });
     const caughtUp = Date.now();
     console.log(`lag 0 ${seconds(caughtUp - started)} s after the start`);
-    await until(
-      async () => (await unsealedDays(sql, database, [...days].sort())).length === 0,
-      600_000,
+    await waitUntil(
       'sealed',
+      async () => (await unsealedDays(sql, database, [...days].sort())).length === 0,
+      { timeoutMs: 600_000, everyMs: 250, retryErrors: true },
     );
     const sealedAfter = Date.now() - caughtUp;
     await ingest!.kill();

@@ -1,25 +1,26 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaEventBus, TOPIC_BY_TYPE, toMessage, type AdEvent } from '@app/events';
 import type { StoreQuery } from '@app/report-model';
-import { ClickHouseReportStore, distributedDatabase, shardOfSource } from '@app/report-store';
+import { distributedDatabase, shardOfSource, type ClickHouseReportStore } from '@app/report-store';
 import {
   CLUSTER_CLICKHOUSE_NODES,
-  CLUSTER_NAME,
   ClusterStack,
   IngestProcess,
   ReportClient,
+  ReportingProcess,
+  TEST_USERS,
   clickHouseSql,
   clusterTiersAgainstRaw,
   demoEvents,
   expectedBySplit,
-  freePort,
   requireOrSkip,
   stackServersInstalled,
   unsealedDays,
+  waitUntil,
 } from '@app/testing';
 
 /**
@@ -33,7 +34,6 @@ import {
  * a hand count and the same reports of one server holding the same events.
  */
 const ROOT = path.resolve(__dirname, '../..');
-const REPORTING = path.join(ROOT, 'dist/apps/reporting/src/main.js');
 const DAYS = ['2026-11-19', '2026-11-20', '2026-11-21'];
 const RANGE = { start: DAYS[0], end: DAYS[DAYS.length - 1] };
 /** Kills tried until one lands between a batch's INSERT and its commit: each gets a part of the events. */
@@ -48,21 +48,9 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
     const prefix = `cluster-${id}.`;
     let stack: ClusterStack;
     const ingests: IngestProcess[] = [];
-    const apps: ChildProcess[] = [];
+    const apps: ReportingProcess[] = [];
     const sqlOn = (node: Node) => clickHouseSql(() => stack.clickhouseUrl(node));
     const number = async (node: Node, query: string) => Number((await sqlOn(node)(query))[0] ?? 0);
-    const shards = () => [
-      [stack.clickhouseUrl(1), stack.clickhouseUrl(2)],
-      [stack.clickhouseUrl(3), stack.clickhouseUrl(4)],
-    ];
-    const clusterEnv = () => ({
-      CLICKHOUSE_URL: stack.clickhouseUrl(1),
-      CLICKHOUSE_DATABASE: database,
-      CLICKHOUSE_CLUSTER: CLUSTER_NAME,
-      CLICKHOUSE_SHARDS: shards()
-        .map((replicas) => replicas.join(','))
-        .join(';'),
-    });
 
     async function startIngest(name: string): Promise<IngestProcess> {
       const ingest = await IngestProcess.start({
@@ -74,29 +62,17 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
         KAFKA_CLIENT_ID: `cluster-ingest-${name}-${id}`,
         KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-spool-')),
         SEAL_INTERVAL_MS: '500',
-        ...clusterEnv(),
+        ...stack.storeEnv(database),
       });
       ingests.push(ingest);
       return ingest;
     }
 
-    /** The reporting app on `env`'s store; its port. */
-    async function startReporting(env: Record<string, string>): Promise<number> {
-      const port = await freePort();
-      const app = spawn(process.execPath, [REPORTING], {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          LOG_LEVEL: 'warn',
-          REPORTING_PORT: String(port),
-          RATE_LIMIT_PER_SECOND: '100',
-          ...env,
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
+    /** The reporting app on `env`'s store, a client of its API. */
+    async function startReporting(env: Record<string, string>): Promise<ReportClient> {
+      const app = await ReportingProcess.start(env, { timeoutMs: 90_000 });
       apps.push(app);
-      await until(async () => (await fetch(`http://127.0.0.1:${port}/health`)).ok, 90_000);
-      return port;
+      return new ReportClient(app.url, () => new Date());
     }
 
     beforeAll(async () => {
@@ -113,22 +89,14 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
         await ingest.kill();
       }
       for (const app of apps) {
-        app.kill('SIGKILL');
+        app.kill();
       }
       stack?.destroy();
     }, 120_000);
 
     it('two ingests, duplicates, a kill -9 between INSERT and commit: every tier of every replica and every report exact, as on one server', async () => {
       const started = Date.now();
-      const store = new ClickHouseReportStore({
-        url: stack.clickhouseUrl(1),
-        database,
-        migrationsDir: 'clickhouse',
-        sampleDenominator: 10,
-        queryTimeoutMs: 30_000,
-        rawRetentionMonths: 120,
-        cluster: { name: CLUSTER_NAME, shards: shards() },
-      });
+      const store = stack.store(database);
       await store.migrate();
       const producer = new KafkaEventBus({
         brokers: stack.kafkaBrokers,
@@ -182,15 +150,24 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
         const floor = (await storedIds()) + 300;
         // Killed as soon as this part's rows start to arrive: while the victim's INSERTs for its
         // partitions run, or between one and its batch's commit.
-        await until(async () => (await storedIds()) > floor, 60_000);
+        await waitUntil(`${floor} events stored`, async () => (await storedIds()) > floor, {
+          timeoutMs: 60_000,
+          retryErrors: true,
+        });
         const storedAtKill = await storedIds();
         await victim.kill();
         victim = await startIngest(`a${attempt + 1}`);
-        await until(async () => (await storedIds()) === unique(), 120_000);
+        await waitUntil('every event stored', async () => (await storedIds()) === unique(), {
+          timeoutMs: 120_000,
+          retryErrors: true,
+        });
         // Events stored before the kill whose offsets Kafka had not committed come again, and the
         // ingest holding their partition now leaves them out (the shard's ingested_offsets).
         // They come once the group has rebalanced: a few seconds after the restart.
-        await until(async () => (await replayed()) > 0, 15_000).catch(() => undefined);
+        await waitUntil('events replayed', async () => (await replayed()) > 0, {
+          timeoutMs: 15_000,
+          retryErrors: true,
+        }).catch(() => undefined);
         kills.push({ storedAtKill, published: unique(), replayed: await replayed() });
         if (kills[kills.length - 1].replayed > 0) {
           break;
@@ -204,10 +181,17 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
       expect(effective, 'a kill after an INSERT and before its commit').toBeDefined();
 
       // Caught up, then sealed by the ingests' own sealers (one pass per shard, on its first replica).
-      await until(async () => (await storedIds()) === unique(), 120_000);
+      await waitUntil('every event stored', async () => (await storedIds()) === unique(), {
+        timeoutMs: 120_000,
+        retryErrors: true,
+      });
       const caughtUp = Date.now();
       for (const node of [1, 3] as const) {
-        await until(async () => (await unsealedDays(sqlOn(node), database, DAYS)).length === 0, 120_000);
+        await waitUntil(
+          `node${node} sealed`,
+          async () => (await unsealedDays(sqlOn(node), database, DAYS)).length === 0,
+          { timeoutMs: 120_000, retryErrors: true },
+        );
       }
       console.log(
         `cluster: ${published.length} events published (${unique()} distinct), sealed on both shards ${((Date.now() - caughtUp) / 1000).toFixed(1)} s after catching up`,
@@ -254,14 +238,7 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
       }
 
       // One server holding the same events (a database of node 1 with the single-server schema).
-      const single = new ClickHouseReportStore({
-        url: stack.clickhouseUrl(1),
-        database: `${database}_single`,
-        migrationsDir: 'clickhouse',
-        sampleDenominator: 10,
-        queryTimeoutMs: 30_000,
-        rawRetentionMonths: 120,
-      });
+      const single = stack.store(`${database}_single`, { cluster: undefined });
       await single.migrate();
       const once = [...new Map(published.map((e) => [e.event_id, e])).values()];
       await single.ingest(
@@ -293,15 +270,12 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
       await single.close();
 
       // POST /api on the cluster and on the one server: the same answers, the campaigns a hand count.
-      const clusterApi = new ReportClient(
-        `http://127.0.0.1:${await startReporting(clusterEnv())}`,
-        () => new Date(),
-      );
-      const singleApi = new ReportClient(
-        `http://127.0.0.1:${await startReporting({ CLICKHOUSE_URL: stack.clickhouseUrl(1), CLICKHOUSE_DATABASE: `${database}_single` })}`,
-        () => new Date(),
-      );
-      const demoAdv = { id: 'demo-adv', token: 'demo-adv-token' };
+      const clusterApi = await startReporting(stack.storeEnv(database));
+      const singleApi = await startReporting({
+        CLICKHOUSE_URL: stack.clickhouseUrl(1),
+        CLICKHOUSE_DATABASE: `${database}_single`,
+      });
+      const demoAdv = TEST_USERS.adv;
       const mine = once.filter((e) => ['adv-1', 'adv-2', 'adv-3'].includes(e.advertiser_id));
       const request = (split: string) => ({
         type: 'advertiser',
@@ -337,15 +311,3 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server, redis-
     }, 480_000);
   },
 );
-
-const sleepMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) {
-      throw new Error('condition not met in time');
-    }
-    await sleepMs(200);
-  }
-}

@@ -8,10 +8,9 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { BaseSettings, loadConfig } from '@app/config';
 import { DspSimulator } from '@app/dsp-simulator';
 import { EVENT_TOPICS, TOPIC_BY_TYPE, toMessage, type AdEvent, type EventBus } from '@app/events';
-import { ClickHouseReportStore, distributedDatabase } from '@app/report-store';
+import { distributedDatabase, type ClickHouseReportStore } from '@app/report-store';
 import { eventBusFrom } from '@app/runtime';
 import {
-  CLUSTER_NAME,
   ClusterStack,
   IngestProcess,
   demoEvents,
@@ -19,6 +18,7 @@ import {
   freePort,
   requireOrSkip,
   stackServersInstalled,
+  waitUntil,
   writeTestCatalog,
   type ClusterNode,
 } from '@app/testing';
@@ -41,20 +41,6 @@ const RANGE = { start: '2026-01-01', end: '2026-11-21' };
 type Broker = 1 | 2 | 3;
 /** A ClickHouse node of the cluster: 1-2 shard 01, 3-4 shard 02. */
 type Node = 1 | 2 | 3 | 4;
-
-async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe.runIf(available)('Kafka brokers killed under the product on the cluster', () => {
   const id = `${process.pid}_${Date.now()}`;
@@ -85,10 +71,6 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
   };
   /** A query through the Distributed tables (every shard), as the reports read, on node 1. */
   const sql = (query: string) => sqlOn(1, query, distributedDatabase(database));
-  const shards = () => [
-    [stack.clickhouseUrl(1), stack.clickhouseUrl(2)],
-    [stack.clickhouseUrl(3), stack.clickhouseUrl(4)],
-  ];
 
   /** The broker leading partition 0 of a topic, as the cluster's metadata says now. */
   const leaderOf = async (topic: string): Promise<Broker> => {
@@ -114,7 +96,8 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
 
   /** Waits until no partition of the test's topics is led by `broker` and each has 2 in-sync replicas. */
   const failedOver = (broker: Broker) =>
-    until(
+    waitUntil(
+      `the partitions to leave broker ${broker}`,
       async () => {
         const { topics } = await admin.fetchTopicMetadata({
           topics: EVENT_TOPICS.map((t) => `${prefix}${t}`),
@@ -122,22 +105,21 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
         const moved = topics.every((t) =>
           t.partitions.every((p) => p.leader !== broker && p.leader >= 0 && p.isr.length === 2),
         );
-        return moved ? true : undefined;
+        return moved;
       },
-      60_000,
-      `the partitions to leave broker ${broker}`,
+      { timeoutMs: 60_000, retryErrors: true },
     );
 
   const backInSync = () =>
-    until(
+    waitUntil(
+      'every replica back in sync',
       async () => {
         const { topics } = await admin.fetchTopicMetadata({
           topics: EVENT_TOPICS.map((t) => `${prefix}${t}`),
         });
-        return topics.every((t) => t.partitions.every((p) => p.isr.length === 3)) ? true : undefined;
+        return topics.every((t) => t.partitions.every((p) => p.isr.length === 3));
       },
-      120_000,
-      'every replica back in sync',
+      { timeoutMs: 120_000, retryErrors: true },
     );
 
   beforeAll(async () => {
@@ -151,20 +133,12 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
     };
     admin = new Kafka({ brokers: stack.kafkaBrokers, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
-    await until(
-      async () => ((await admin.describeCluster()).brokers.length === 3 ? true : undefined),
-      60_000,
+    await waitUntil(
       'three brokers registered',
+      async () => (await admin.describeCluster()).brokers.length === 3,
+      { timeoutMs: 60_000, retryErrors: true },
     );
-    store = new ClickHouseReportStore({
-      url: stack.clickhouseUrl(1),
-      database,
-      migrationsDir: 'clickhouse',
-      sampleDenominator: 10,
-      queryTimeoutMs: 30_000,
-      rawRetentionMonths: 120,
-      cluster: { name: CLUSTER_NAME, shards: shards() },
-    });
+    store = stack.store(database);
     await store.migrate();
     // The ingest creates the topics (at subscription) from its configuration.
     ingest = await IngestProcess.start({
@@ -173,19 +147,13 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
       INGEST_GROUP_ID: group,
       KAFKA_CLIENT_ID: `kf-ingest-${id}`,
       KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-kf-spool-')),
-      CLICKHOUSE_URL: stack.clickhouseUrl(1),
-      CLICKHOUSE_DATABASE: database,
-      CLICKHOUSE_CLUSTER: CLUSTER_NAME,
-      CLICKHOUSE_SHARDS: shards()
-        .map((replicas) => replicas.join(','))
-        .join(';'),
+      ...stack.storeEnv(database),
       SEAL_INTERVAL_MS: '500',
     });
-    await until(
-      async () => ((await ingest.health()) === 200 ? true : undefined),
-      90_000,
-      'the ingest healthy',
-    );
+    await waitUntil('the ingest healthy', async () => (await ingest.health()) === 200, {
+      timeoutMs: 90_000,
+      retryErrors: true,
+    });
   }, 360_000);
 
   afterAll(async () => {
@@ -201,13 +169,13 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
   it('the apps create every topic with KAFKA_REPLICATION_FACTOR replicas and min.insync.replicas set on the topic', async () => {
     const topics = EVENT_TOPICS.map((t) => `${prefix}${t}`);
     // The ingest subscribes to the event topics and creates the dead-letter one when it first needs it.
-    const { topics: metadata } = await until(
+    const { topics: metadata } = await waitUntil(
+      'the ingest to create its topics',
       async () => {
         const now = await admin.fetchTopicMetadata({ topics });
         return now.topics.length === topics.length ? now : undefined;
       },
-      60_000,
-      'the ingest to create its topics',
+      { timeoutMs: 60_000, retryErrors: true },
     );
     for (const { partitions } of metadata) {
       expect(partitions).toHaveLength(4);
@@ -247,10 +215,10 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
         published += chunk.length;
         // A third in, with the ingest storing: the leader of the impressions' partition 0 dies.
         if (index === Math.floor(chunks.length / 3)) {
-          const stored = await until(
-            async () => ((await rawCount()) > 0 ? rawCount() : undefined),
-            60_000,
+          const stored = await waitUntil(
             'the ingest storing',
+            async () => ((await rawCount()) > 0 ? rawCount() : 0),
+            { timeoutMs: 60_000, retryErrors: true },
           );
           kill(`kafka${victim}`);
           atKill = { published, stored };
@@ -276,14 +244,14 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
     expect(atKill!.stored).toBeGreaterThan(0);
     expect(atKill!.stored).toBeLessThan(events.length);
 
-    const stored = await until(
+    const stored = await waitUntil(
+      'every event stored',
       async () => {
         const [line] = await sql('SELECT uniqExact(event_id), count() FROM events_raw');
         const [unique, rows] = line.split('\t').map(Number);
         return unique >= events.length ? { unique, rows } : undefined;
       },
-      120_000,
-      'every event stored',
+      { timeoutMs: 120_000, retryErrors: true },
     );
     console.log(`kafka-faults: ${stored.rows} raw rows for ${events.length} events after the kill`);
     // No event lost, none foreign: the ids stored are exactly the ids published.
@@ -334,11 +302,10 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
           stdio: ['ignore', 'ignore', 'inherit'],
         });
         children.push(child);
-        await until(
-          async () => ((await fetch(`${url}/health`)).status === 200 ? true : undefined),
-          90_000,
-          `auction ${name} up`,
-        );
+        await waitUntil(`auction ${name} up`, async () => (await fetch(`${url}/health`)).status === 200, {
+          timeoutMs: 90_000,
+          retryErrors: true,
+        });
         return { url, child };
       }),
     );
@@ -378,10 +345,10 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
       // Whatever a publish could not hand to Kafka meanwhile waits in a process's spool: a process
       // that stops leaves it there for its next start, so the test waits for the replays first.
       for (const { url } of auctions) {
-        await until(
-          async () => ((await metric(url, 'adx_event_spool_bytes')) === 0 ? true : undefined),
-          60_000,
+        await waitUntil(
           'the spools replayed',
+          async () => (await metric(url, 'adx_event_spool_bytes')) === 0,
+          { timeoutMs: 60_000, retryErrors: true },
         );
       }
       // SIGTERM: each auction sends what it buffered before it exits.
@@ -418,13 +385,13 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
       'impression reopen': answered.reopen,
       click: answered.click,
     };
-    const got = await until(
+    const got = await waitUntil(
+      'every answered request stored',
       async () => {
         const now = await counts();
         return equal(now, expected) ? now : undefined;
       },
-      120_000,
-      'every answered request stored',
+      { timeoutMs: 120_000, retryErrors: true },
     ).catch(counts);
     expect(got).toEqual(expected);
     // The ingest lived through the broker's death (kafkajs's consumer stopped for good would have made it exit).
@@ -505,13 +472,13 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
   /** The closed days' exact report by campaign, once the ingest has sealed them, equals the hand count. */
   async function expectReportsEqual(events: readonly AdEvent[]): Promise<void> {
     const truth = Object.fromEntries(expectedBySplit(events, 'campaign_id'));
-    const report = await until(
+    const report = await waitUntil(
+      'the closed days sealed to the hand count',
       async () => {
         const now = await byCampaign();
         return equal(now, truth) ? now : undefined;
       },
-      90_000,
-      'the closed days sealed to the hand count',
+      { timeoutMs: 90_000, retryErrors: true },
     ).catch(byCampaign);
     expect(report).toEqual(truth);
   }

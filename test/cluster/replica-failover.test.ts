@@ -1,22 +1,22 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreQuery } from '@app/report-model';
-import { ClickHouseReportStore, shardOfSource } from '@app/report-store';
+import { shardOfSource, type ClickHouseReportStore } from '@app/report-store';
 import {
-  CLUSTER_NAME,
   ClusterStack,
   ReportClient,
+  ReportingProcess,
+  TEST_USERS,
   clickHouseSql,
   demoEvents,
   expectedBySplit,
-  freePort,
   requireOrSkip,
   stackServersInstalled,
   unsealedDays,
+  waitUntil,
 } from '@app/testing';
-import { until } from '../support/catalog-files';
 
 /**
  * `kill -9` of the ClickHouse node the reports read through (`CLICKHOUSE_URL`, node 1 of shard
@@ -26,7 +26,6 @@ import { until } from '../support/catalog-files';
  * and equal a hand count; once it is started again (its ghost check runs), they still do.
  */
 const ROOT = path.resolve(__dirname, '../..');
-const REPORTING = path.join(ROOT, 'dist/apps/reporting/src/main.js');
 const DAYS = ['2026-11-19', '2026-11-20', '2026-11-21'];
 type Node = 1 | 2 | 3 | 4;
 
@@ -36,21 +35,8 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server and jav
     const id = `${process.pid}_${Date.now()}`;
     const database = `adx_failover_${id}`;
     let stack: ClusterStack;
-    let app: ChildProcess | undefined;
+    let app: ReportingProcess | undefined;
     const sqlOn = (node: Node) => clickHouseSql(() => stack.clickhouseUrl(node));
-    const shards = () => [
-      [stack.clickhouseUrl(1), stack.clickhouseUrl(2)],
-      [stack.clickhouseUrl(3), stack.clickhouseUrl(4)],
-    ];
-    const storeOptions = () => ({
-      url: stack.clickhouseUrl(1),
-      database,
-      migrationsDir: 'clickhouse',
-      sampleDenominator: 10,
-      queryTimeoutMs: 30_000,
-      rawRetentionMonths: 120,
-      cluster: { name: CLUSTER_NAME, shards: shards() },
-    });
 
     beforeAll(() => {
       execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
@@ -61,13 +47,13 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server and jav
     }, 300_000);
 
     afterAll(() => {
-      app?.kill('SIGKILL');
+      app?.kill();
       stack?.destroy();
     }, 120_000);
 
     it('kill -9 of the node in CLICKHOUSE_URL: the store and POST /api answer from the other nodes, equal to a hand count, and again after its restart', async () => {
       const started = Date.now();
-      const store = new ClickHouseReportStore(storeOptions());
+      const store = stack.store(database);
       await store.migrate();
       // The Distributed tables that let any node answer for the cluster exist on every node.
       for (const node of [1, 2, 3, 4] as const) {
@@ -99,7 +85,8 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server and jav
       }
       // Sealed on nodes 1 and 3, and through replication on nodes 2 and 4. A pass skips a shard
       // whose other replica still has raw parts to fetch: sealed again until every node holds it.
-      await until(
+      await waitUntil(
+        'every node sealed',
         async () => {
           // A pass may fail while a replica catches up: the next one seals.
           await store.seal(new Date()).catch(() => undefined);
@@ -110,8 +97,7 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server and jav
           }
           return true;
         },
-        'every node sealed',
-        90_000,
+        { timeoutMs: 90_000 },
       );
       // Sealed for good: a pass with no new raw block seals no day again.
       expect((await store.seal(new Date())).sealed).toEqual([]);
@@ -135,34 +121,9 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server and jav
       expect(Object.keys(inexactBefore).length).toBeGreaterThan(0);
 
       // The reporting app on the cluster, reading through node 1.
-      const port = await freePort();
-      app = spawn(process.execPath, [REPORTING], {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          LOG_LEVEL: 'warn',
-          REPORTING_PORT: String(port),
-          RATE_LIMIT_PER_SECOND: '100',
-          CLICKHOUSE_URL: stack.clickhouseUrl(1),
-          CLICKHOUSE_DATABASE: database,
-          CLICKHOUSE_CLUSTER: CLUSTER_NAME,
-          CLICKHOUSE_SHARDS: shards()
-            .map((replicas) => replicas.join(','))
-            .join(';'),
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-      await until(
-        () =>
-          fetch(`http://127.0.0.1:${port}/health`).then(
-            (r) => r.ok,
-            () => false,
-          ),
-        'the reporting app',
-        90_000,
-      );
-      const api = new ReportClient(`http://127.0.0.1:${port}`, () => new Date());
-      const demoAdv = { id: 'demo-adv', token: 'demo-adv-token' };
+      app = await ReportingProcess.start(stack.storeEnv(database), { timeoutMs: 90_000 });
+      const api = new ReportClient(app.url, () => new Date());
+      const demoAdv = TEST_USERS.adv;
       const campaigns = async () => {
         const response = await api.json(demoAdv, {
           type: 'advertiser',
@@ -190,19 +151,19 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server and jav
 
       // kill -9 of node 1; its shard partner, node 2, stays up.
       stack.kill('clickhouse1');
-      await until(
+      await waitUntil(
+        'node 1 down',
         () =>
           fetch(`${stack.clickhouseUrl(1)}/ping`).then(
             () => false,
             () => true,
           ),
-        'node 1 down',
-        30_000,
+        { timeoutMs: 30_000 },
       );
       expect((await sqlOn(2)('SELECT 1 FORMAT TSV'))[0]).toBe('1');
       const down = Date.now();
       // The store that was reading through node 1, and a new one (its first read after the kill).
-      const fresh = new ClickHouseReportStore(storeOptions());
+      const fresh = stack.store(database);
       for (const reading of [store, fresh]) {
         for (const split of splits) {
           expect(await byKey(reading, exact(split)), split).toEqual(handCount(split));
@@ -222,14 +183,18 @@ describe.runIf(requireOrSkip(stackServersInstalled(), 'clickhouse-server and jav
       const pid = Number(
         readFileSync(path.join(stack.dir, 'cluster', 'clickhouse1', 'clickhouse.pid'), 'utf8'),
       );
-      await until(async () => {
-        try {
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      }, 'the killed process gone');
+      await waitUntil(
+        'the killed process gone',
+        async () => {
+          try {
+            process.kill(pid, 0);
+            return false;
+          } catch {
+            return true;
+          }
+        },
+        { timeoutMs: 30_000 },
+      );
       stack.up('clickhouse1');
       for (const split of splits) {
         expect(await byKey(store, exact(split)), split).toEqual(handCount(split));

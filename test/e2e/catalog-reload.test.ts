@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listeningPort } from '@app/runtime';
+import { waitUntil } from '@app/testing';
 import {
   RELOADED_CREATIVE,
   catalogVersionOf,
   catalogWithWinner,
   replaceFile,
-  until,
 } from '../support/catalog-files';
 import { startReporting, writeTestCatalog, type RunningReporting } from './reporting-system';
 
@@ -64,7 +64,11 @@ describe('catalog reloaded without a restart [embedded]', () => {
     expect(await signedBy(RELOADED_USER)).not.toBe(200);
 
     const version = replaceFile(file, JSON.stringify(catalogWithWinner()));
-    await until(async () => (await series(`adx_catalog_info{version="${version}"}`)) === 1, 'the reload');
+    await waitUntil(
+      'the reload',
+      async () => (await series(`adx_catalog_info{version="${version}"}`)) === 1,
+      { timeoutMs: 30_000 },
+    );
 
     expect(await creative()).toBe(`${RELOADED_CREATIVE}.svg`);
     expect(await signedBy(RELOADED_USER)).toBe(200);
@@ -77,9 +81,10 @@ describe('catalog reloaded without a restart [embedded]', () => {
     const broken = catalogWithWinner();
     broken.creatives.find((c: { id: string }) => c.id === RELOADED_CREATIVE).strategyId = 'str-missing';
     replaceFile(file, JSON.stringify(broken));
-    await until(
-      async () => (await series('adx_catalog_reloads_total{result="refused"}')) > refusedBefore,
+    await waitUntil(
       'the refusal',
+      async () => (await series('adx_catalog_reloads_total{result="refused"}')) > refusedBefore,
+      { timeoutMs: 30_000 },
     );
 
     expect(api.system.catalogs.version).toBe(valid);

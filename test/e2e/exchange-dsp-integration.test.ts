@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DspSimulator } from '@app/dsp-simulator';
 import { listeningPort } from '@app/runtime';
-import { validateBidRequestAgainstSchema, validateSellersJson } from '@app/testing';
+import { validateBidRequestAgainstSchema, validateSellersJson, waitUntil } from '@app/testing';
 import { startReporting, writeTestCatalog, type RunningReporting } from './reporting-system';
 
 /** pub-1's 300x250 slot: floor 0.75, direct demand at up to 2.40. */
@@ -65,13 +65,8 @@ class StubDsp {
   }
 }
 
-/** Waits for a condition the exchange reaches after answering (notices are fired after the answer). */
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !(await condition()); i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  expect(await condition(), what).toBe(true);
-}
+/** How long a test waits for what the exchange does after answering (notices are fired after the answer). */
+const AFTER_ANSWER = { timeoutMs: 5_000, everyMs: 25 };
 
 async function metricSum(url: string, name: string, labels: Record<string, string>): Promise<number> {
   const text = await (await request(`${url}/metrics`)).body.text();
@@ -206,13 +201,15 @@ describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md
     expect(b.source).toEqual({ tid: a.id, fd: 0, ext: { schain: a.source.schain } });
 
     // The billing notice at the first view, with every macro: second price 3.01 of a 5.00 bid.
-    await until(
-      () => alpha.notices.some((n) => n.kind === 'bill' && n.query.auction === a.id),
+    await waitUntil(
       'the billing notice',
+      () => alpha.notices.some((n) => n.kind === 'bill' && n.query.auction === a.id),
+      AFTER_ANSWER,
     );
-    await until(
-      () => beta.notices.some((n) => n.kind === 'loss' && n.query.auction === a.id),
+    await waitUntil(
       'the loss notice',
+      () => beta.notices.some((n) => n.kind === 'loss' && n.query.auction === a.id),
+      AFTER_ANSWER,
     );
     const bill = alpha.notices.find((n) => n.kind === 'bill' && n.query.auction === a.id)!.query;
     expect(bill).toEqual({
@@ -280,10 +277,14 @@ describe('exchange: what a DSP integrating with us gets (docs/dsp-integration.md
     // Notices of earlier tests may still come in: this auction's are told by its id.
     const auction = (alpha.requests[0].body as { id: string }).id;
     const bills = () => alpha.notices.filter((n) => n.kind === 'bill' && n.query.auction === auction);
-    await until(() => alpha.wins.some((w) => w.query.auction === auction), 'the win notice');
+    await waitUntil(
+      'the win notice',
+      () => alpha.wins.some((w) => w.query.auction === auction),
+      AFTER_ANSWER,
+    );
     expect(bills()).toHaveLength(0);
     expect((await open(`/img/${SLOT}?recipient=${recipient}`)).status).toBe(302);
-    await until(() => bills().length > 0, 'the billing notice at the first view');
+    await waitUntil('the billing notice at the first view', () => bills().length > 0, AFTER_ANSWER);
     expect(bills()).toHaveLength(1);
   });
 
@@ -408,9 +409,10 @@ describe('exchange: hostile DSP answers and notices', () => {
     await res.body.dump();
     expect(res.statusCode).toBe(302);
     expect(res.headers.location).toBe('https://cdn.hostile.example/i.png');
-    await until(
-      async () => (await forbidden()).every((n, i) => n - before[i] === 1),
+    await waitUntil(
       'the win notice, billing notice and tracker refused, once each',
+      async () => (await forbidden()).every((n, i) => n - before[i] === 1),
+      AFTER_ANSWER,
     );
     expect(stub.notices('/win')).toEqual([]);
     expect(stub.notices('/bill')).toEqual([]);

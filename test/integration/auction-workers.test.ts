@@ -3,10 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DspSimulator } from '@app/dsp-simulator';
-import { STACK, requireOrSkip } from '@app/testing';
+import { STACK, requireOrSkip, waitUntil } from '@app/testing';
 import { writeTestCatalog } from '../e2e/reporting-system';
 import { startAuctionWorkers, type AuctionWorkers } from '../support/auction-workers';
-import { until } from '../support/catalog-files';
 
 const SLOT = 'slot-1-1-2';
 
@@ -90,13 +89,15 @@ describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} 
     it('starts another worker when one dies, and keeps serving', async () => {
       const [victim] = childrenOf(auction.pid!);
       process.kill(victim, 'SIGKILL');
-      await until(
-        () => childrenOf(auction.pid!).length === 2 && !childrenOf(auction.pid!).includes(victim),
+      await waitUntil(
         'a new worker',
+        () => childrenOf(auction.pid!).length === 2 && !childrenOf(auction.pid!).includes(victim),
+        { timeoutMs: 30_000 },
       );
-      await until(
-        () => lines.filter((l) => l.includes('"listening"')).length === 3,
+      await waitUntil(
         'the new worker listening',
+        () => lines.filter((l) => l.includes('"listening"')).length === 3,
+        { timeoutMs: 30_000 },
       );
       expect(lines.some((l) => l.includes('auction worker died'))).toBe(true);
       expect((await open('after-restart-reader')).status).toBe(302);

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,17 +8,19 @@ import { MEASURE_NAMES, type StoreQuery } from '@app/report-model';
 import {
   IngestProcess,
   PrivateStack,
-  clickHouseSql,
   ReportClient,
+  ReportingProcess,
+  TEST_USERS,
+  clickHouseSql,
   demoEvents,
   expectedBySplit,
-  freePort,
   makeEvent,
   requireOrSkip,
   stackServersInstalled,
   testClickHouseStore,
   tiersAgainstRaw,
   unsealedDays,
+  waitUntil,
 } from '@app/testing';
 
 /**
@@ -32,7 +34,6 @@ import {
  */
 
 const ROOT = path.resolve(__dirname, '../..');
-const REPORTING = path.join(ROOT, 'dist/apps/reporting/src/main.js');
 const DAYS = ['2026-11-18', '2026-11-19', '2026-11-20', '2026-11-21'];
 const RANGE = { start: DAYS[0], end: DAYS[DAYS.length - 1] };
 const EXACT_SPLITS = ['day', 'campaign_id', 'publisher_id', 'creative_id'];
@@ -48,7 +49,7 @@ describe.runIf(
   let ingest: IngestProcess | undefined;
   let producer: KafkaEventBus | undefined;
   let live = false;
-  let reporting: ChildProcess | undefined;
+  let reporting: ReportingProcess | undefined;
 
   const sql = clickHouseSql(() => stack.clickhouseUrl);
   const number = async (query: string) => Number((await sql(query))[0] ?? 0);
@@ -66,25 +67,6 @@ describe.runIf(
       CLICKHOUSE_DATABASE: database,
       SEAL_INTERVAL_MS: '300',
     });
-  }
-
-  /** The reporting app on the private ClickHouse; its port. */
-  async function startReporting(): Promise<number> {
-    const port = await freePort();
-    reporting = spawn(process.execPath, [REPORTING], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        LOG_LEVEL: 'warn',
-        REPORTING_PORT: String(port),
-        RATE_LIMIT_PER_SECOND: '100',
-        CLICKHOUSE_URL: stack.clickhouseUrl,
-        CLICKHOUSE_DATABASE: database,
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    await until(async () => (await fetch(`http://127.0.0.1:${port}/health`)).ok, 60_000);
-    return port;
   }
 
   async function killIngest(): Promise<void> {
@@ -108,7 +90,7 @@ describe.runIf(
       console.log(ingest.log.slice(-40).join('\n'));
     }
     await killIngest();
-    reporting?.kill('SIGKILL');
+    reporting?.kill();
     await producer?.close();
     stack?.down('kafka', 'clickhouse');
   }, 120_000);
@@ -167,27 +149,35 @@ describe.runIf(
     // 1. The failing view: the batch holding the poison fails; the ingest keeps trying it, says so
     //    and turns unhealthy, and goes on as soon as the view is dropped.
     await startIngest();
-    await until(async () => (await metric('adx_ingest_retries_total')) >= 3, 60_000);
+    await waitUntil(
+      'three retries of the failing batch',
+      async () => (await metric('adx_ingest_retries_total')) >= 3,
+      { timeoutMs: 60_000 },
+    );
     const rawWhileFailing = await number(`SELECT uniqExact(event_id) FROM ${database}.events_raw`);
     expect(rawWhileFailing).toBeLessThan(published.length);
-    await until(async () => (await health()) === 503, 30_000);
+    await waitUntil('the ingest unhealthy', async () => (await health()) === 503, { timeoutMs: 30_000 });
     // Still trying, a pause of at most INGEST_RETRY_MAX_MS apart.
     const retries = await metric('adx_ingest_retries_total');
-    await until(async () => (await metric('adx_ingest_retries_total')) > retries, 20_000);
+    await waitUntil('one more retry', async () => (await metric('adx_ingest_retries_total')) > retries, {
+      timeoutMs: 20_000,
+    });
     await sql(`DROP TABLE ${database}.failing_mv`);
-    await until(
+    await waitUntil(
+      '5,000 more events stored once the view is dropped',
       async () =>
         (await number(`SELECT uniqExact(event_id) FROM ${database}.events_raw`)) > rawWhileFailing + 5000,
-      30_000,
+      { timeoutMs: 30_000, retryErrors: true },
     );
-    await until(async () => (await health()) === 200, 30_000);
+    await waitUntil('the ingest healthy again', async () => (await health()) === 200, { timeoutMs: 30_000 });
 
     // 2. Three kills of the ingest at moments the raw rows chose, each mid-way through the stream.
     for (let kill = 0; kill < 3; kill += 1) {
       const before = await number(`SELECT count() FROM ${database}.events_raw`);
-      await until(
+      await waitUntil(
+        `${500 + kill * 700} more raw rows before kill ${kill + 1}`,
         async () => (await number(`SELECT count() FROM ${database}.events_raw`)) > before + 500 + kill * 700,
-        60_000,
+        { timeoutMs: 60_000, retryErrors: true },
       );
       await killIngest();
       await startIngest();
@@ -200,7 +190,11 @@ describe.runIf(
 
     // 4. ClickHouse killed right after the tiers were swapped, with no sealer running: on restart it
     //    loads the parts the swaps had replaced. Shown to happen before the sealer repairs it.
-    await until(async () => (await unsealedDays(sql, database, DAYS)).length === 0, 120_000);
+    await waitUntil(
+      'every closed day sealed',
+      async () => (await unsealedDays(sql, database, DAYS)).length === 0,
+      { timeoutMs: 120_000, retryErrors: true },
+    );
     await killIngest();
     const monthlyClicks = `SELECT sum(clicks) FROM ${database}.inexact_monthly WHERE side = '' AND dimension = 'country'`;
     const sealedClicks = await number(monthlyClicks);
@@ -215,12 +209,17 @@ describe.runIf(
     live = false;
     await producing;
     const distinct = new Set(published.map((e) => e.event_id)).size;
-    await until(
+    await waitUntil(
+      'every event stored',
       async () => (await number(`SELECT uniqExact(event_id) FROM ${database}.events_raw`)) === distinct,
-      120_000,
+      { timeoutMs: 120_000, retryErrors: true },
     );
     const caughtUpAt = Date.now();
-    await until(async () => (await unsealedDays(sql, database, DAYS)).length === 0, 60_000);
+    await waitUntil(
+      'every closed day sealed after lag 0',
+      async () => (await unsealedDays(sql, database, DAYS)).length === 0,
+      { timeoutMs: 60_000, retryErrors: true },
+    );
     console.log(
       `billing faults: ${published.length} events, every closed day sealed ${((Date.now() - caughtUpAt) / 1000).toFixed(1)} s after lag 0`,
     );
@@ -274,9 +273,12 @@ describe.runIf(
 
     // The same through POST /api, as an advertiser reads it: its campaigns to the unit, its
     // countries (inexact, served from the monthly copy) equal to the sample and near the truth.
-    const api = await startReporting();
-    const client = new ReportClient(`http://127.0.0.1:${api}`, () => new Date());
-    const demoAdv = { id: 'demo-adv', token: 'demo-adv-token' };
+    reporting = await ReportingProcess.start(
+      { CLICKHOUSE_URL: stack.clickhouseUrl, CLICKHOUSE_DATABASE: database },
+      { timeoutMs: 60_000 },
+    );
+    const client = new ReportClient(reporting.url, () => new Date());
+    const demoAdv = TEST_USERS.adv;
     const mine = once.filter((e) => ['adv-1', 'adv-2', 'adv-3'].includes(e.advertiser_id));
     const request = (split: string) => ({
       type: 'advertiser',
@@ -309,13 +311,3 @@ describe.runIf(
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) {
-      throw new Error('condition not met in time');
-    }
-    await sleep(200);
-  }
-}

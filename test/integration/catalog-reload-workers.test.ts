@@ -2,14 +2,13 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { STACK, requireOrSkip, writeTestCatalog } from '@app/testing';
+import { STACK, requireOrSkip, waitUntil, writeTestCatalog } from '@app/testing';
 import { startAuctionWorkers, type AuctionWorkers } from '../support/auction-workers';
 import {
   RELOADED_CREATIVE,
   catalogVersionOf,
   catalogWithWinner,
   replaceFile,
-  until,
 } from '../support/catalog-files';
 
 const SLOT = 'slot-1-1-2';
@@ -74,9 +73,10 @@ describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} 
       // Without the signal nothing changes: the file is not watched.
       expect(await creatives(4)).not.toContain(RELOADED_CREATIVE);
       process.kill(auction.pid!, 'SIGHUP');
-      await until(
-        async () => (await series(`adx_catalog_info{version="${version}"}`)) === 2,
+      await waitUntil(
         'both workers reloaded',
+        async () => (await series(`adx_catalog_info{version="${version}"}`)) === 2,
+        { timeoutMs: 30_000 },
       );
       expect(await creatives(8)).toEqual(Array.from({ length: 8 }, () => `${RELOADED_CREATIVE}.svg`));
       expect(await series('adx_catalog_reloads_total{result="applied"}')).toBe(2);
@@ -90,9 +90,10 @@ describe.runIf(requireOrSkip(inject('stack').redis, `Redis at ${STACK.redisUrl} 
       broken.strategies.find((s: { id: string }) => s.id === 'str-reloaded').campaignId = 'cmp-missing';
       replaceFile(file, JSON.stringify(broken));
       process.kill(auction.pid!, 'SIGHUP');
-      await until(
-        async () => (await series('adx_catalog_reloads_total{result="refused"}')) === 2,
+      await waitUntil(
         'both refused',
+        async () => (await series('adx_catalog_reloads_total{result="refused"}')) === 2,
+        { timeoutMs: 30_000 },
       );
       const refusals = lines.filter((l) => l.includes('catalog refused'));
       expect(refusals).toHaveLength(2);

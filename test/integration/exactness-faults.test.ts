@@ -20,6 +20,7 @@ import {
   makeEvent,
   requireOrSkip,
   stackServersInstalled,
+  waitUntil,
 } from '@app/testing';
 import { IngestProgress, IngestService } from '@apps/ingest';
 
@@ -116,16 +117,6 @@ async function totalClicks(store: ReportStore, tier: 'exact' | 'inexact'): Promi
   return row?.measures.clicks ?? 0;
 }
 
-async function until(check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await Promise.resolve(check()).catch(() => false))) {
-    if (Date.now() > deadline) {
-      throw new Error('condition not met in time');
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe.runIf(
   requireOrSkip(inject('stack').clickhouse, `ClickHouse at ${STACK.clickhouseUrl} (npm run stack:up)`),
 )('exactness on ClickHouse when a view fails half-way', () => {
@@ -145,7 +136,7 @@ describe.runIf(
     const bus = new InProcessEventBus({ retryDelayMs: 20 });
     const stats = await ingestInto(bus, store, 'view');
     await publish(bus, events);
-    await until(() => stats.failures >= 20);
+    await waitUntil('20 failed writes', () => stats.failures >= 20, { timeoutMs: 60_000 });
     const [overCounted] = [await totalClicks(store, 'exact')];
     const truth = handCount(events);
     const clicks = events.filter((e) => e.type === 'click').length;
@@ -246,9 +237,12 @@ describe.runIf(
     const bus = new InProcessEventBus({ retryDelayMs: 50, maxBatchSize: 1000 });
     const stats = await ingestInto(bus, store, 'kill');
     const producing = publish(bus, events, 200);
-    await until(async () => (await totalClicks(store, 'exact')) > 0);
+    await waitUntil('the first clicks stored', async () => (await totalClicks(store, 'exact')) > 0, {
+      timeoutMs: 60_000,
+      retryErrors: true,
+    });
     stack.kill('clickhouse');
-    await until(() => stats.failures > 0);
+    await waitUntil('a write failed on the killed server', () => stats.failures > 0, { timeoutMs: 60_000 });
     stack.down('clickhouse');
     stack.up('clickhouse');
     await producing;

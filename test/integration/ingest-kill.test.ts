@@ -13,6 +13,7 @@ import {
   freePort,
   requireOrSkip,
   testClickHouseStore,
+  waitUntil,
 } from '@app/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -114,15 +115,19 @@ describe.runIf(
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
       const victimId = clientId(`a${attempt}`);
       // The victim holds partitions before the group is given this part of the events.
-      await until(async () => (await partitionsOf(victimId)).length > 0, 60_000);
+      await waitUntil(`partitions for ${victimId}`, async () => (await partitionsOf(victimId)).length > 0, {
+        timeoutMs: 60_000,
+        retryErrors: true,
+      });
       await publish(producer, parts[attempt]);
       published += parts[attempt].length;
       const mine = await partitionsOf(victimId);
       // Killed while one of its INSERTs is under way with rows read, past the first 500 of this part.
       const floor = published - parts[attempt].length + 500;
-      const duringInsert = await until(
+      const duringInsert = await waitUntil(
+        'an INSERT under way past the floor',
         async () => (await rawRows()) > floor && (await inserting(victim.child.pid!)),
-        20_000,
+        { timeoutMs: 20_000, retryErrors: true },
       ).then(
         () => true,
         () => false,
@@ -132,10 +137,14 @@ describe.runIf(
       expect(await victim.exited).toBe('SIGKILL');
       // ClickHouse ends a cut-off INSERT at its last whole line: wait for it to be stored.
       let storedPastCommit: string[] = [];
-      await until(async () => {
-        storedPastCommit = await storedPastCommitted(mine);
-        return storedPastCommit.length > 0;
-      }, 3_000).catch(() => undefined);
+      await waitUntil(
+        'rows stored past the commit',
+        async () => {
+          storedPastCommit = await storedPastCommitted(mine);
+          return storedPastCommit.length > 0;
+        },
+        { timeoutMs: 3_000, retryErrors: true },
+      ).catch(() => undefined);
       kills.push({ rowsAtKill, published, duringInsert, storedPastCommit });
       victim = await ingestProcess(`a${attempt + 1}`);
       if (storedPastCommit.length > 0) {
@@ -153,7 +162,11 @@ describe.runIf(
     expect(effective!.rowsAtKill).toBeLessThan(effective!.published);
 
     const truth = Object.fromEntries(expectedBySplit(events, 'campaign_id'));
-    await until(async () => equal(await byCampaign(store), truth), 90_000);
+    await waitUntil(
+      'the reports equal to the hand count',
+      async () => equal(await byCampaign(store), truth),
+      { timeoutMs: 90_000, retryErrors: true },
+    );
     expect(await byCampaign(store)).toEqual(truth);
     // ...and those events came again to the group's live ingests, which left them out.
     const replayed = await Promise.all(
@@ -309,15 +322,5 @@ function equal(a: unknown, b: unknown): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) {
-      throw new Error('condition not met in time');
-    }
-    await new Promise((r) => setTimeout(r, 100));
   }
 }

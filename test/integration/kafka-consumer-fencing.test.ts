@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSUMER_TIMINGS, KafkaEventBus, type DeliveredBatch, type OutgoingMessage } from '@app/events';
-import { PrivateStack, requireOrSkip } from '@app/testing';
+import { PrivateStack, requireOrSkip, waitUntil } from '@app/testing';
 
 /**
  * Fencing of consumers on a private Kafka broker started from stack/kafka-server.properties (the
@@ -45,20 +45,6 @@ function kafkaBus(prefix: string, clientId: string): KafkaEventBus {
 
 const messages = (from: number, count: number): OutgoingMessage[] =>
   Array.from({ length: count }, (_, i) => ({ key: `slot-${(from + i) % 13}`, value: String(from + i) }));
-
-async function until(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -124,7 +110,10 @@ describe.runIf(requireOrSkip(javaAvailable(), 'java for a private Kafka broker')
           zombieWrites.push(...batch.messages.map((m) => m.value));
         }
       });
-      await until(() => zombieBatches > 0, 20_000, 'the zombie to start a batch');
+      await waitUntil('the zombie to start a batch', () => zombieBatches > 0, {
+        timeoutMs: 20_000,
+        everyMs: 50,
+      });
 
       const heir = kafkaBus(prefix, unique('heir'));
       let firstHeirBatchAt: number | undefined;
@@ -134,9 +123,15 @@ describe.runIf(requireOrSkip(javaAvailable(), 'java for a private Kafka broker')
         heirValues.push(...batch.messages.map((m) => m.value));
       });
       // The zombie neither heartbeats its way back nor rejoins: the rebalance drops it after its timeout.
-      await until(() => new Set(heirValues).size === 400, rebalanceTimeout + 15_000, 'the heir to take over');
+      await waitUntil('the heir to take over', () => new Set(heirValues).size === 400, {
+        timeoutMs: rebalanceTimeout + 15_000,
+        everyMs: 50,
+      });
       await producer.publish('events', messages(400, 100));
-      await until(() => new Set(heirValues).size === 500, 15_000, 'the heir to consume what follows');
+      await waitUntil('the heir to consume what follows', () => new Set(heirValues).size === 500, {
+        timeoutMs: 15_000,
+        everyMs: 50,
+      });
 
       expect(abortedAt).toBeDefined();
       expect(abortedAt).toBeLessThan(firstHeirBatchAt!);
@@ -225,10 +220,10 @@ describe.runIf(requireOrSkip(javaAvailable(), 'java for a private Kafka broker')
         await producer.publish('events', messages(0, 200));
 
         const first = consumerProcess({ ...env, FENCING_CLIENT_ID: unique('first') });
-        await until(
-          () => first.batches.reduce((n, b) => n + b.messages, 0) >= 200,
-          30_000,
+        await waitUntil(
           `the first process to consume (${first.errors.join('')})`,
+          () => first.batches.reduce((n, b) => n + b.messages, 0) >= 200,
+          { timeoutMs: 30_000, everyMs: 50 },
         );
         // A member a heartbeat old, as a crash finds it.
         await sleep(CONSUMER_TIMINGS.heartbeatInterval);
@@ -241,28 +236,28 @@ describe.runIf(requireOrSkip(javaAvailable(), 'java for a private Kafka broker')
         const second = consumerProcess({ ...env, FENCING_CLIENT_ID: unique('second') });
         // A wait, not a measure: the coordinator drops the dead member after its session and the
         // rebalance takes at most rebalanceTimeout (kafkajs's default session, 30 s, would not do).
-        await until(
-          () => second.batches.length > 0,
-          sessionTimeout + rebalanceTimeout + 5_000,
+        await waitUntil(
           `the restart to consume (${second.errors.join('')})`,
+          () => second.batches.length > 0,
+          { timeoutMs: sessionTimeout + rebalanceTimeout + 5_000, everyMs: 50 },
         );
         // The figure, for BENCHMARKS.md; no test asserts a time.
         console.log(
           `restart consumed again ${second.batches[0].at - restartedAt} ms after it was started (${second.batches[0].at - killedAt} ms after the kill)`,
         );
-        await until(
-          () => second.batches.reduce((n, b) => n + b.messages, 0) >= 200,
-          15_000,
+        await waitUntil(
           'the restart to consume every new message',
+          () => second.batches.reduce((n, b) => n + b.messages, 0) >= 200,
+          { timeoutMs: 15_000, everyMs: 50 },
         );
         // ...as the partitions' owner: its commits reach the end of every partition.
-        await until(
+        await waitUntil(
+          'the restart to commit every partition to its end',
           async () => {
             const { ends, committed } = await committedAndEnds(`${prefix}events`, env.FENCING_GROUP);
             return JSON.stringify(committed) === JSON.stringify(ends);
           },
-          15_000,
-          'the restart to commit every partition to its end',
+          { timeoutMs: 15_000, everyMs: 50 },
         );
         second.child.kill('SIGKILL');
         await second.exited;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KafkaEventBus } from '@app/events';
-import { STACK, freePort, requireOrSkip } from '@app/testing';
+import { STACK, freePort, requireOrSkip, waitUntil } from '@app/testing';
 
 /**
  * The spool across processes, on the Kafka of `npm run stack:up`: producer processes on the apps'
@@ -50,21 +50,6 @@ function producer(cwd: string, brokers: string, prefix: string, args: string[]):
   return result;
 }
 
-async function until(
-  condition: () => boolean,
-  what: string,
-  timeoutMs = 40_000,
-  everyMs = 50,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
-
 const said = (p: Running, key: string) => p.lines.some((line) => line.startsWith(`{"${key}"`));
 
 async function kill(p: Running): Promise<void> {
@@ -90,7 +75,10 @@ async function idsOnTopic(prefix: string, topic: string, expected: number): Prom
         ids.add((JSON.parse(m.value) as { event_id: string }).event_id);
       }
     });
-    await until(() => ids.size >= expected, `${expected} distinct events on ${topic}`, 40_000, 100);
+    await waitUntil(`${expected} distinct events on ${topic}`, () => ids.size >= expected, {
+      timeoutMs: 40_000,
+      everyMs: 100,
+    });
   } catch {
     // The caller compares the count.
   } finally {
@@ -144,7 +132,11 @@ describe.runIf(requireOrSkip(inject('stack').kafka, `Kafka at ${BROKERS} (npm ru
       const n = 2000;
       const first = producer(cwd, unreachable, prefix, ['publish', 'adx.click', 'first', String(n)]);
       const second = producer(cwd, unreachable, prefix, ['publish', 'adx.click', 'second', String(n)]);
-      await until(() => said(first, 'published') && said(second, 'published'), 'both to be acknowledged');
+      await waitUntil(
+        'both to be acknowledged',
+        () => said(first, 'published') && said(second, 'published'),
+        { timeoutMs: 40_000, everyMs: 50 },
+      );
       // Kafka stays down past the replay timer's ticks: the processes must live on.
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect(first.process.exitCode).toBeNull();
@@ -159,7 +151,10 @@ describe.runIf(requireOrSkip(inject('stack').kafka, `Kafka at ${BROKERS} (npm ru
         producer(cwd, BROKERS, prefix, ['drain']),
         producer(cwd, BROKERS, prefix, ['drain']),
       ];
-      await until(() => restarted.every((p) => said(p, 'drained')), 'the restarted processes to drain');
+      await waitUntil('the restarted processes to drain', () => restarted.every((p) => said(p, 'drained')), {
+        timeoutMs: 40_000,
+        everyMs: 50,
+      });
       expect(await Promise.all(restarted.map((p) => p.exited))).toEqual([0, 0]);
       const ids = await idsOnTopic(prefix, 'adx.click', 2 * n);
       expect(ids.size).toBe(2 * n);
@@ -170,7 +165,10 @@ describe.runIf(requireOrSkip(inject('stack').kafka, `Kafka at ${BROKERS} (npm ru
       const cwd = mkdtempSync(path.join(tmpdir(), 'adx-spool-boot-'));
       const prefix = `${unique('boot')}.`;
       const down = producer(cwd, unreachable, prefix, ['publish', 'adx.impression', 'boot', '100']);
-      await until(() => said(down, 'published'), 'publish to resolve with Kafka down');
+      await waitUntil('publish to resolve with Kafka down', () => said(down, 'published'), {
+        timeoutMs: 40_000,
+        everyMs: 50,
+      });
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect(down.process.exitCode).toBeNull();
       expect(down.lines.some((line) => line.includes('ECONNREFUSED') && line.includes('spooling'))).toBe(
@@ -179,7 +177,7 @@ describe.runIf(requireOrSkip(inject('stack').kafka, `Kafka at ${BROKERS} (npm ru
       await kill(down);
 
       const up = producer(cwd, BROKERS, prefix, ['drain']);
-      await until(() => said(up, 'drained'), 'the spool to drain');
+      await waitUntil('the spool to drain', () => said(up, 'drained'), { timeoutMs: 40_000, everyMs: 50 });
       const ids = await idsOnTopic(prefix, 'adx.impression', 100);
       expect(ids.size).toBe(100);
     }, 60_000);
@@ -189,19 +187,25 @@ describe.runIf(requireOrSkip(inject('stack').kafka, `Kafka at ${BROKERS} (npm ru
       const prefix = `${unique('replay')}.`;
       const n = 30_000;
       const down = producer(cwd, unreachable, prefix, ['publish', 'adx.auction', 'replay', String(n)]);
-      await until(() => said(down, 'published'), 'the events to be spooled');
+      await waitUntil('the events to be spooled', () => said(down, 'published'), {
+        timeoutMs: 40_000,
+        everyMs: 50,
+      });
       await kill(down);
 
       const cursor = path.join(cwd, 'data/spool/adx@0.cursor');
       const doomed = producer(cwd, BROKERS, prefix, ['drain']);
       // A cursor means some batches reached Kafka and the rest wait: the replay is midway.
-      await until(() => existsSync(cursor), 'the replay to start', 40_000, 5);
+      await waitUntil('the replay to start', () => existsSync(cursor), { timeoutMs: 40_000, everyMs: 5 });
       await kill(doomed);
       expect(said(doomed, 'drained')).toBe(false);
       expect(spoolFiles(cwd)['adx@0.spool.jsonl']).toBeGreaterThan(0);
 
       const next = producer(cwd, BROKERS, prefix, ['drain']);
-      await until(() => said(next, 'drained'), 'the rest of the spool to drain');
+      await waitUntil('the rest of the spool to drain', () => said(next, 'drained'), {
+        timeoutMs: 40_000,
+        everyMs: 50,
+      });
       const ids = await idsOnTopic(prefix, 'adx.auction', n);
       expect(ids.size).toBe(n);
     }, 60_000);

@@ -17,6 +17,7 @@ import {
   expectedBySplit,
   requireOrSkip,
   stackServersInstalled,
+  waitUntil,
 } from '@app/testing';
 import { IngestService } from '@apps/ingest';
 
@@ -96,17 +97,6 @@ function spooledBytes(dir: string): number {
       return sum;
     }
   }, 0);
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('condition not met in time');
 }
 
 /**
@@ -239,7 +229,10 @@ describe.runIf(
 
     stack.up('kafka', 'clickhouse');
     await producer.drain();
-    await until(async () => spooledBytes(spoolDir) === 0);
+    await waitUntil('the spool replayed', async () => spooledBytes(spoolDir) === 0, {
+      timeoutMs: 60_000,
+      retryErrors: true,
+    });
     await consumer.drain();
     await store.seal(AFTER_THE_EVENTS);
     expect(await byDay(store)).toEqual(expectedByDay(events));
@@ -256,7 +249,10 @@ describe.runIf(
     await consumer.subscribe(unique('ingest'), EVENT_TOPICS, (batch) => ingest.handle(batch));
 
     await publish(producer, events.slice(0, 1000));
-    await until(async () => Object.keys(await byDay(store)).length > 0);
+    await waitUntil('the first events stored', async () => Object.keys(await byDay(store)).length > 0, {
+      timeoutMs: 60_000,
+      retryErrors: true,
+    });
     stack.down('clickhouse');
     await publish(producer, events.slice(1000));
     await new Promise((r) => setTimeout(r, 3_000));

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@app/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
 const MAIN = path.join(ROOT, 'dist/apps/main/src/main.js');
@@ -42,16 +43,6 @@ function start(dataDir: string): Running {
   return { child, lines, exited };
 }
 
-async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** Today's impressions in the exact tier of a stopped process's DuckDB file. */
 async function impressionsToday(file: string): Promise<number> {
   const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
@@ -85,7 +76,7 @@ describe('npm start: SIGTERM stops it cleanly, and a restart finds its data', ()
 
   it('exits 0 on SIGTERM, with the DuckDB file checkpointed (no WAL left)', async () => {
     current = start(dataDir);
-    await until(() => said(current!, 'ready'), 90_000, 'the first start to be ready');
+    await waitUntil('the first start to be ready', () => said(current!, 'ready'), { timeoutMs: 90_000 });
     expect(said(current, 'empty store: seeding demo traffic')).toBe(true);
     current.child.kill('SIGTERM');
     expect(await current.exited).toEqual({ code: 0, signal: null });
@@ -94,7 +85,7 @@ describe('npm start: SIGTERM stops it cleanly, and a restart finds its data', ()
 
   it('SIGTERM right after the last answered ad request: every served impression is stored before it exits', async () => {
     current = start(dataDir);
-    await until(() => said(current!, 'ready'), 90_000, 'the start to be ready');
+    await waitUntil('the start to be ready', () => said(current!, 'ready'), { timeoutMs: 90_000 });
     const ready = current.lines
       .map((line) => JSON.parse(line) as { msg?: string; auction?: string })
       .find((line) => line.msg === 'ready');
@@ -117,7 +108,7 @@ describe('npm start: SIGTERM stops it cleanly, and a restart finds its data', ()
   it('restarts on the same file without seeding again, and stops cleanly again', async () => {
     expect(existsSync(path.join(dataDir, 'adx.duckdb'))).toBe(true);
     current = start(dataDir);
-    await until(() => said(current!, 'ready'), 60_000, 'the restart to be ready');
+    await waitUntil('the restart to be ready', () => said(current!, 'ready'), { timeoutMs: 60_000 });
     expect(said(current, 'empty store: seeding demo traffic')).toBe(false);
     current.child.kill('SIGTERM');
     expect(await current.exited).toEqual({ code: 0, signal: null });

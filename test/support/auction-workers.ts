@@ -1,8 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { STACK, freePort } from '@app/testing';
-import { until } from './catalog-files';
+import { STACK, freePort, waitUntil } from '@app/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
 const MAIN = path.join(ROOT, 'dist/apps/auction/src/main.js');
@@ -54,10 +53,10 @@ export async function startAuctionWorkers(options: {
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await until(
-    () => lines.filter((l) => l.includes('"listening"')).length === workers,
+  await waitUntil(
     `${workers} workers listening`,
-    60_000,
+    () => lines.filter((l) => l.includes('"listening"')).length === workers,
+    { timeoutMs: 60_000 },
   );
   return {
     process: child,

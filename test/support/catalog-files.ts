@@ -55,18 +55,3 @@ export function replaceFile(file: string, text: string): string {
 export function catalogVersionOf(bytes: string | Buffer): string {
   return createHash('sha256').update(bytes).digest('hex').slice(0, 12);
 }
-
-/** Polls until `probe` answers something truthy; fails with `what` after `timeoutMs`. */
-export async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

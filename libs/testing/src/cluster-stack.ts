@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { ClickHouseReportStore, ClickHouseStoreOptions } from '@app/report-store';
+import { testClickHouseStore } from './clickhouse-fixtures';
 import { freePort } from './private-stack';
 
 /** The ClickHouse nodes of the cluster topology: nodes 1-2 are shard 01, nodes 3-4 shard 02. */
@@ -63,6 +65,38 @@ export class ClusterStack {
   /** The shard ClickHouse node `node` belongs to, as its `{shard}` macro spells it. */
   static shardOf(node: (typeof CLUSTER_CLICKHOUSE_NODES)[number]): string {
     return `0${Math.ceil(node / 2)}`;
+  }
+
+  /** The shards' replicas (HTTP addresses), as a store's `cluster` and CLICKHOUSE_SHARDS name them. */
+  get shards(): string[][] {
+    return [
+      [this.clickhouseUrl(1), this.clickhouseUrl(2)],
+      [this.clickhouseUrl(3), this.clickhouseUrl(4)],
+    ];
+  }
+
+  /**
+   * A store on the cluster as the cluster tests open it (not migrated): `testClickHouseStore`'s
+   * defaults, through node 1, queries of 30 s (a Distributed read waits on every shard), and what
+   * `options` changes (`cluster: undefined` for the single-server schema on node 1).
+   */
+  store(database: string, options: Partial<ClickHouseStoreOptions> = {}): ClickHouseReportStore {
+    return testClickHouseStore(database, {
+      url: this.clickhouseUrl(1),
+      queryTimeoutMs: 30_000,
+      cluster: { name: CLUSTER_NAME, shards: this.shards },
+      ...options,
+    });
+  }
+
+  /** The same store (without `options`) as the apps' variables name it. */
+  storeEnv(database: string): Record<string, string> {
+    return {
+      CLICKHOUSE_URL: this.clickhouseUrl(1),
+      CLICKHOUSE_DATABASE: database,
+      CLICKHOUSE_CLUSTER: CLUSTER_NAME,
+      CLICKHOUSE_SHARDS: this.shards.map((replicas) => replicas.join(',')).join(';'),
+    };
   }
 
   kafkaBroker(node: (typeof CLUSTER_KAFKA_NODES)[number]): string {

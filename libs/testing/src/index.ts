@@ -13,3 +13,5 @@ export * from './tier-oracle';
 export * from './ingest-process';
 export * from './sellers-json-schema';
 export * from './cluster-stack';
+export * from './wait';
+export * from './reporting-process';

@@ -1,18 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from './private-stack';
-
-/** The repository's root, from the sources or from their build under dist/. */
-function repositoryRoot(from = __dirname): string {
-  let dir = from;
-  while (!existsSync(path.join(dir, 'package.json')) || path.basename(dir) === 'dist') {
-    dir = path.dirname(dir);
-  }
-  return dir;
-}
-
-const ROOT = repositoryRoot();
+import { REPOSITORY_ROOT } from './repository-root';
 
 /**
  * The built ingest app (`dist/apps/ingest/src/main.js`, `npm run build` first) as an operator runs
@@ -33,7 +22,7 @@ export class IngestProcess {
   }
 
   /** Starts one with `env` (the ingest's variables) on a free port. */
-  static async start(env: Readonly<Record<string, string>>, root = ROOT): Promise<IngestProcess> {
+  static async start(env: Readonly<Record<string, string>>, root = REPOSITORY_ROOT): Promise<IngestProcess> {
     const port = await freePort();
     const child = spawn(process.execPath, [path.join(root, 'dist/apps/ingest/src/main.js')], {
       cwd: root,
