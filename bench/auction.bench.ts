@@ -403,13 +403,17 @@ const KAFKA_PREFIX = `${RUN_ID}.`;
 /** One GC as `--trace-gc` tells it: heap before and after, in MB, and when the line arrived. */
 interface GcLine {
   readonly pid: number;
+  /** Scavenge, Mark-Compact, ... */
+  readonly kind: string;
   readonly beforeMb: number;
   readonly afterMb: number;
+  /** The pause, ms (the first figure after the sizes). */
+  readonly pauseMs: number;
   readonly at: number;
 }
 
 const GC_LINE =
-  /^\[(\d+):0x[0-9a-f]+\]\s+\d+ ms: [A-Za-z() -]+? ([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/;
+  /^\[(\d+):0x[0-9a-f]+\]\s+\d+ ms: ([A-Za-z() -]+?) ([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB,(?: pooled: [\d.]+ MB,)? ([\d.]+) \//;
 
 function startAuction(port: number, catalogPath: string, profileDir?: string): AuctionProcess {
   const env: NodeJS.ProcessEnv = {
@@ -464,7 +468,14 @@ function startAuction(port: number, catalogPath: string, profileDir?: string): A
     for (const line of chunk.toString('utf8').split('\n')) {
       const match = GC_LINE.exec(line);
       if (match) {
-        gc.push({ pid: Number(match[1]), beforeMb: Number(match[2]), afterMb: Number(match[4]), at });
+        gc.push({
+          pid: Number(match[1]),
+          kind: match[2].trim(),
+          beforeMb: Number(match[3]),
+          afterMb: Number(match[5]),
+          pauseMs: Number(match[7]),
+          at,
+        });
       } else if (line.trim() && log.length < 10_000) {
         log.push(line);
       }
@@ -474,6 +485,20 @@ function startAuction(port: number, catalogPath: string, profileDir?: string): A
   child.stderr.on('data', collect);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, log, gc, exited };
+}
+
+/** The GC pauses in the window, by kind: how many, their sum and the longest, ms. */
+function gcPauses(gc: readonly GcLine[], from: number, to: number) {
+  const byKind: Record<string, { count: number; totalMs: number; maxMs: number }> = {};
+  for (const line of gc) {
+    if (line.at >= from && line.at <= to) {
+      const entry = (byKind[line.kind] ??= { count: 0, totalMs: 0, maxMs: 0 });
+      entry.count += 1;
+      entry.totalMs = Math.round((entry.totalMs + line.pauseMs) * 10) / 10;
+      entry.maxMs = Math.max(entry.maxMs, line.pauseMs);
+    }
+  }
+  return byKind;
 }
 
 /** Bytes the auction's processes allocated between two instants (performance.now()), from their GCs. */
@@ -621,16 +646,26 @@ function nextPath(): string {
  * ones (up to `--connections` at once; beyond, a request waits for a connection, and that wait
  * counts in its latency, which runs from when it was due). The shape of a publisher's send.
  */
+/**
+ * The open loop's connections, kept from the warm-up into the measured window: a pool opened anew
+ * at the window's start put hundreds of TCP handshakes into its first second (client p99 867 ms in
+ * that second against 100-260 ms in the others), which a server with clients on keep-alive does
+ * not see at a steady rate.
+ */
+let openLoopPool: Pool | undefined;
+
 async function openLoad(
   port: number,
   seconds: number,
   rate: number,
   series: Series,
+  last: boolean,
 ): Promise<AutocannonResult> {
-  const pool = new Pool(`http://127.0.0.1:${port}`, {
+  openLoopPool ??= new Pool(`http://127.0.0.1:${port}`, {
     connections: Number(values.connections),
     keepAliveTimeout: 30_000,
   });
+  const pool = openLoopPool;
   const started = performance.now();
   const end = started + seconds * 1000;
   const pending = new Set<Promise<void>>();
@@ -694,7 +729,10 @@ async function openLoad(
     tick();
   });
   await Promise.allSettled([...pending]);
-  await pool.close();
+  if (last) {
+    await pool.close();
+    openLoopPool = undefined;
+  }
   return {
     requests: { average: rate, total: sent },
     latency: { p50: NaN, p99: NaN, average: NaN, max: NaN },
@@ -1051,6 +1089,8 @@ async function main(): Promise<void> {
     dspWaitMs: stats(series.dsp),
     cpu: result.cpu,
     allocatedKiBPerRequest: Math.round(result.allocatedBytes / Math.max(1, responses) / 1024),
+    /** The auction's GC pauses in the window, by kind (`--trace-gc`): a pause holds every request. */
+    gcPausesMs: result.gcPausesMs,
     auctionRssMiB: result.rssMiB,
     rssSamplesMiB: result.rssSamples,
     /** Timeouts are answers lost: the simulators answer well within their budget. */
@@ -1085,11 +1125,11 @@ async function main(): Promise<void> {
 async function measure(port: number, auction: AuctionProcess, simulators: Simulators) {
   const pid = auction.child.pid!;
   const openRate = Number(values['open-rate']);
-  const run = (seconds: number, series: Series) =>
-    openRate > 0 ? openLoad(port, seconds, openRate, series) : load(port, seconds, series);
+  const run = (seconds: number, series: Series, last = true) =>
+    openRate > 0 ? openLoad(port, seconds, openRate, series, last) : load(port, seconds, series);
   const warmup = Number(values.warmup);
   if (warmup > 0) {
-    await run(warmup, newSeries());
+    await run(warmup, newSeries(), false);
   }
   await sleep(500); // the warm-up's abandoned requests end before the window opens
   const series = newSeries();
@@ -1156,6 +1196,7 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
   // The GC lines of the window come through the pipe a little after: wait for them.
   await sleep(300);
   const allocated = allocatedBytes(auction.gc, before.now, after.now);
+  const gcPausesMs = gcPauses(auction.gc, before.now, after.now);
   const countersAfter = await scrapeCounters(port);
   const counters = counterDelta(countersBefore, countersAfter);
   const simulatorsAfter = await sumSimulatorStats(simulators);
@@ -1170,6 +1211,7 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
     elapsedS,
     cpu,
     allocatedBytes: allocated,
+    gcPausesMs,
     rssMiB: treeRssMiB(pid),
     rssSamples,
     autocannon: loadResult,
