@@ -13,6 +13,7 @@ import { createRequire, SourceMap } from 'node:module';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
@@ -1079,6 +1080,8 @@ async function main(): Promise<void> {
     latencyMs: stats(series.latency),
     /** Open loop: how late the load generator itself sent the requests (it shares the machine). */
     generatorSendDelayMs: series.sendDelay.length > 0 ? stats(series.sendDelay) : undefined,
+    /** The generator's own event loop delay in the window (a stall there adds to every latency). */
+    generatorLoopDelayMs: result.generatorLoopDelayMs,
     /** Open loop, per second of the window: answers, latency p50 / p99 / max, and p99 of the time outside the server's `total`. */
     timeline: timelineOf(series),
     /** Answers that took over a second (the open loop's), and the machine's TCP counters meanwhile. */
@@ -1156,7 +1159,11 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
           every,
         )
       : undefined;
+  // The generator's own event loop: a stall there reads answers late and counts as their latency.
+  const generatorLoop = monitorEventLoopDelay({ resolution: 5 });
+  generatorLoop.enable();
   const loadResult = await run(Number(values.duration), series);
+  generatorLoop.disable();
   clearInterval(sampler);
   const after = {
     auction: treeCpuUs(pid),
@@ -1167,6 +1174,10 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
     tcp: tcpCounters(),
     at: process.hrtime.bigint(),
     now: performance.now(),
+  };
+  const generatorLoopDelayMs = {
+    p99: Math.round(generatorLoop.percentile(99) / 1e5) / 10,
+    max: Math.round(generatorLoop.max / 1e5) / 10,
   };
   const elapsedS = Number(after.at - before.at) / 1e9;
   const responses = series.latency.length;
@@ -1212,6 +1223,7 @@ async function measure(port: number, auction: AuctionProcess, simulators: Simula
     cpu,
     allocatedBytes: allocated,
     gcPausesMs,
+    generatorLoopDelayMs,
     rssMiB: treeRssMiB(pid),
     rssSamples,
     autocannon: loadResult,
