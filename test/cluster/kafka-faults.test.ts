@@ -7,7 +7,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { BaseSettings, loadConfig } from '@app/config';
 import { DspSimulator } from '@app/dsp-simulator';
-import { EVENT_TOPICS, TOPIC_BY_TYPE, toMessage, type AdEvent, type EventBus } from '@app/events';
+import { EVENT_TOPICS, TOPIC_BY_TYPE, type AdEvent } from '@app/events';
 import { distributedDatabase, type ClickHouseReportStore } from '@app/report-store';
 import { eventBusFrom } from '@app/runtime';
 import {
@@ -22,6 +22,7 @@ import {
   writeTestCatalog,
   type ClusterNode,
 } from '@app/testing';
+import { clusterNodeSql, deepEqual, exactByCampaign, publishEvents } from '../support/cluster-faults';
 
 /**
  * Kafka under faults on the cluster, with the product's own parts (docs/distributed.md#faults-on-the-cluster):
@@ -39,8 +40,6 @@ const AUCTION = path.join(ROOT, 'dist/apps/auction/src/main.js');
 const RANGE = { start: '2026-01-01', end: '2026-11-21' };
 /** A Kafka node of the cluster (its KRaft node id). */
 type Broker = 1 | 2 | 3;
-/** A ClickHouse node of the cluster: 1-2 shard 01, 3-4 shard 02. */
-type Node = 1 | 2 | 3 | 4;
 
 describe.runIf(available)('Kafka brokers killed under the product on the cluster', () => {
   const id = `${process.pid}_${Date.now()}`;
@@ -58,17 +57,7 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
   const publishedSoFar: AdEvent[] = [];
 
   /** A query on `node`, in the store's database there (its local tables) unless it names another. */
-  const sqlOn = async (node: Node, query: string, db = database): Promise<string[]> => {
-    const response = await fetch(`${stack.clickhouseUrl(node)}/?database=${db}`, {
-      method: 'POST',
-      body: query,
-    });
-    const text = await response.text();
-    if (!response.ok) {
-      throw new Error(`${query}: ${text}`);
-    }
-    return text.split('\n').filter(Boolean);
-  };
+  const sqlOn = clusterNodeSql(() => stack, database);
   /** A query through the Distributed tables (every shard), as the reports read, on node 1. */
   const sql = (query: string) => sqlOn(1, query, distributedDatabase(database));
 
@@ -211,7 +200,7 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
     let published = 0;
     try {
       for (const [index, chunk] of chunks.entries()) {
-        await publish(bus, chunk);
+        await publishEvents(bus, chunk);
         published += chunk.length;
         // A third in, with the ingest storing: the leader of the impressions' partition 0 dies.
         if (index === Math.floor(chunks.length / 3)) {
@@ -389,7 +378,7 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
       'every answered request stored',
       async () => {
         const now = await counts();
-        return equal(now, expected) ? now : undefined;
+        return deepEqual(now, expected) ? now : undefined;
       },
       { timeoutMs: 120_000, retryErrors: true },
     ).catch(counts);
@@ -476,7 +465,7 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
       'the closed days sealed to the hand count',
       async () => {
         const now = await byCampaign();
-        return equal(now, truth) ? now : undefined;
+        return deepEqual(now, truth) ? now : undefined;
       },
       { timeoutMs: 90_000, retryErrors: true },
     ).catch(byCampaign);
@@ -487,15 +476,8 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
     return Number((await sql('SELECT count() FROM events_raw'))[0]);
   }
 
-  async function byCampaign(): Promise<Record<string, unknown>> {
-    const rows = await store.query({
-      range: RANGE,
-      split: 'campaign_id',
-      filters: [],
-      scope: {},
-      tier: 'exact',
-    });
-    return Object.fromEntries(rows.map((r) => [r.key, r.measures]));
+  function byCampaign(): Promise<Record<string, unknown>> {
+    return exactByCampaign(store, RANGE);
   }
 });
 
@@ -505,22 +487,4 @@ function chunksOf<T>(items: readonly T[], size: number): T[][] {
     chunks.push(items.slice(i, i + size));
   }
   return chunks;
-}
-
-async function publish(bus: EventBus, events: readonly AdEvent[]): Promise<void> {
-  const byTopic = new Map<string, ReturnType<typeof toMessage>[]>();
-  for (const event of events) {
-    const topic = TOPIC_BY_TYPE[event.type];
-    byTopic.set(topic, [...(byTopic.get(topic) ?? []), toMessage(event)]);
-  }
-  await Promise.all([...byTopic].map(([topic, messages]) => bus.publish(topic, messages)));
-}
-
-function equal(a: unknown, b: unknown): boolean {
-  try {
-    expect(a).toEqual(b);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,4 +1,5 @@
-import { IsInt, IsString, Max, Min, MinLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
 import { StoreSettings } from '@app/config';
 
 /** The ingest app's configuration, read from the environment (docs/operations.md#configuration). */
@@ -42,6 +43,21 @@ export class IngestConfig extends StoreSettings {
   @Min(0)
   @Max(86_400_000)
   INGEST_WEDGED_EXIT_MS = 300_000;
+
+  /**
+   * On a ClickHouse cluster: how many replicas of a shard must hold an INSERT before it is
+   * acknowledged (ClickHouse's `insert_quorum`), and so before the batch's Kafka offsets are
+   * committed. Unset means every replica of the shard (CLICKHOUSE_SHARDS); 1 means the replica
+   * written to alone, whose rows are then out of reach (and lost with its disk) until the other
+   * fetched them. Above a shard's replica count the ingest refuses to start. Ignored on one server.
+   */
+  // Converted here: the loader converts only the variables whose default is a number.
+  @Type(() => Number)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(16)
+  CLICKHOUSE_INSERT_QUORUM?: number = undefined;
 
   /** How often raw events (and deduplication ids) past RAW_RETENTION_MONTHS are dropped; 0 never. */
   @IsInt()

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const config = loadConfig(IngestConfig, process.env);
   const logger = createLogger(config.LOG_LEVEL, 'ingest');
   logger.info({ config: describeConfig(config) }, 'starting');
-  const reportStore = await reportStoreFrom(config);
+  const reportStore = await reportStoreFrom(config, undefined, config.CLICKHOUSE_INSERT_QUORUM);
   const bus = eventBusFrom(
     config,
     (message) => logger.warn(message),

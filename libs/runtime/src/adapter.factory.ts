@@ -12,7 +12,15 @@ export function catalogFrom(settings: BaseSettings): Catalog {
   return loadCatalog(settings.CATALOG_PATH);
 }
 
-export function reportStoreFrom(settings: StoreSettings, queryTimeoutMs = 30_000): Promise<ReportStore> {
+/**
+ * `insertQuorum`: on a ClickHouse cluster, the replicas of a shard that must hold an INSERT before
+ * it is acknowledged (the ingest's CLICKHOUSE_INSERT_QUORUM); every replica when unset.
+ */
+export function reportStoreFrom(
+  settings: StoreSettings,
+  queryTimeoutMs = 30_000,
+  insertQuorum?: number,
+): Promise<ReportStore> {
   if (settings.CLICKHOUSE_URL) {
     return openReportStore({
       kind: 'clickhouse',
@@ -27,6 +35,7 @@ export function reportStoreFrom(settings: StoreSettings, queryTimeoutMs = 30_000
       cluster: settings.CLICKHOUSE_CLUSTER
         ? { name: settings.CLICKHOUSE_CLUSTER, shards: parseShards(settings.CLICKHOUSE_SHARDS ?? '') }
         : undefined,
+      insertQuorum,
     });
   }
   return openReportStore({

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readMigrations } from './clickhouse-migrator';
 import {
   parseShards,
+  quorumSettings,
   replicatedStatement,
   runsOnEveryReplica,
   shardOfSource,
@@ -18,6 +19,18 @@ describe('ClickHouse cluster helpers', () => {
     // Another shape goes by a stable hash of its text.
     expect(shardOfSource('elsewhere', 2)).toBe(shardOfSource('elsewhere', 2));
     expect(new Set(['a', 'b', 'c', 'd', 'e', 'f'].map((s) => shardOfSource(s, 2)))).toEqual(new Set([0, 1]));
+  });
+
+  it("asks every replica of a shard for an INSERT's quorum unless told fewer, and refuses more than a shard has", () => {
+    expect(quorumSettings(2, undefined, 30_000)).toEqual({
+      insert_quorum: '2',
+      insert_quorum_timeout: 15_000,
+    });
+    expect(quorumSettings(3, 2, 30_000)).toEqual({ insert_quorum: '2', insert_quorum_timeout: 15_000 });
+    // A quorum of one is no quorum: the replica written to answers alone.
+    expect(quorumSettings(2, 1, 30_000)).toBeUndefined();
+    expect(quorumSettings(1, undefined, 30_000)).toBeUndefined();
+    expect(() => quorumSettings(2, 3, 30_000)).toThrow(/needs that many replicas/);
   });
 
   it('reads CLICKHOUSE_SHARDS and refuses a shard without replicas or a URL that is not http(s)', () => {

@@ -125,3 +125,34 @@ export function unreplicatedEngine(engineFull: string): string | undefined {
   // `Replicated…MergeTree('path', 'replica')` left `)`: the engine takes no argument.
   return rest.startsWith(')') ? `${match[1]}${rest.slice(1)}` : `${match[1]}(${rest}`;
 }
+
+/**
+ * The settings of the ingest's INSERTs on a shard of `replicas` replicas: `insert_quorum` (the
+ * replicas that must hold the INSERT's parts before ClickHouse answers it; every replica unless
+ * `quorum` says fewer), so that a batch's Kafka offsets are committed only once its rows survive
+ * the loss of the replica written to; and `insert_quorum_timeout`, half the INSERT's own timeout,
+ * so that the server gives up waiting for a replica that died (18.16 waits 10 minutes by default)
+ * and says why ("Timeout while waiting for quorum") before the client cancels the request.
+ * `undefined` for a quorum of 1: no quorum (18.16's default). A quorum above the replica count
+ * could never be met: refused.
+ */
+export function quorumSettings(
+  replicas: number,
+  quorum: number | undefined,
+  insertTimeoutMs: number,
+): { insert_quorum: string; insert_quorum_timeout: number } | undefined {
+  const wanted = quorum ?? replicas;
+  if (!Number.isInteger(wanted) || wanted < 1 || wanted > replicas) {
+    throw new ReportStoreException(
+      ReportStoreErrorCode.Failed,
+      `cluster: an insert quorum of ${wanted} needs that many replicas in every shard (a shard has ${replicas})`,
+    );
+  }
+  if (wanted === 1) {
+    return undefined;
+  }
+  return {
+    insert_quorum: String(wanted),
+    insert_quorum_timeout: Math.max(1_000, Math.floor(insertTimeoutMs / 2)),
+  };
+}

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import {
   AD_EVENT_JSON_SCHEMA,
   EVENT_TYPES,
@@ -25,6 +25,9 @@ import {
 } from '../event-rollup';
 import { stringLiteral, tabSeparatedField } from './clickhouse-literal';
 import { classify } from './clickhouse-errors';
+
+/** How long one INSERT may take when `insertTimeoutMs` is not given. */
+export const DEFAULT_INSERT_TIMEOUT_MS = 30_000;
 
 /** Rows per chunk of a streamed INSERT: large enough to amortise a write, small enough to yield often. */
 const ROWS_PER_CHUNK = 2_000;
@@ -187,6 +190,8 @@ export interface ClickHouseIngestOptions {
   readonly sampleDenominator: number;
   /** How long one INSERT may take before it is cancelled (and the batch retried); 30 s by default. */
   readonly insertTimeoutMs?: number;
+  /** Settings of the INSERT itself (on a cluster: its quorum). */
+  readonly insertSettings?: ClickHouseSettings;
 }
 
 /** The ingest's write path: a source's events streamed into `events_raw` as one INSERT. */
@@ -215,7 +220,7 @@ export class ClickHouseIngest {
     options: IngestOptions = {},
   ): Promise<IngestResult> {
     const signal = AbortSignal.any([
-      AbortSignal.timeout(this.options.insertTimeoutMs ?? 30_000),
+      AbortSignal.timeout(this.options.insertTimeoutMs ?? DEFAULT_INSERT_TIMEOUT_MS),
       ...(options.signal ? [options.signal] : []),
     ]);
     try {
@@ -241,6 +246,7 @@ export class ClickHouseIngest {
           values: new RowStream(writer, rows),
           format: 'TabSeparated',
           abort_signal: signal,
+          clickhouse_settings: this.options.insertSettings,
         });
       }
       return counts;

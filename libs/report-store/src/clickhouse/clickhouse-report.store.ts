@@ -11,10 +11,15 @@ import type {
 import { ReportStoreErrorCode, ReportStoreException } from '../report-store.exception';
 import { identifier } from './clickhouse-literal';
 import { classify, isConnectionFailure } from './clickhouse-errors';
-import { ClickHouseIngest } from './clickhouse-ingest';
+import { ClickHouseIngest, DEFAULT_INSERT_TIMEOUT_MS } from './clickhouse-ingest';
 import { migrateClickHouse, migrateClickHouseCluster, type ClusterNodeClient } from './clickhouse-migrator';
 import { ClickHouseReads } from './clickhouse-reads';
-import { distributedDatabase, shardOfSource, type ClickHouseCluster } from './clickhouse-cluster';
+import {
+  distributedDatabase,
+  quorumSettings,
+  shardOfSource,
+  type ClickHouseCluster,
+} from './clickhouse-cluster';
 import { dropExpiredRaw } from './clickhouse-retention';
 import { ClosedDaySealer } from './closed-day.sealer';
 
@@ -53,6 +58,12 @@ export interface ClickHouseStoreOptions {
    * or through the next node of `shards` that answers when it refuses the connection.
    */
   readonly cluster?: ClickHouseCluster;
+  /**
+   * On a cluster: the replicas of a shard that must hold an INSERT of the ingest before it is
+   * acknowledged (`insert_quorum`); every replica of the shard when unset, none but the one written
+   * to at 1 (`quorumSettings`).
+   */
+  readonly insertQuorum?: number;
 }
 
 /** One shard of a cluster: a client and an ingest on each replica, and the replica in use. */
@@ -61,6 +72,15 @@ interface Shard {
   readonly writes: readonly ClickHouseIngest[];
   /** The replica the ingest writes to and the sealer runs on, until it fails to answer. */
   active: number;
+  /**
+   * With a quorum, the shard's INSERT or seal swap under way (settled, failed or not): the next one
+   * waits for it. 18.16 admits one quorum INSERT at a time into a replicated table, across all its
+   * partitions, and refuses another meanwhile ("Another quorum insert has been already started"), so
+   * this process's own inserts into a shard go one after the other (another process's still may be
+   * refused, and are tried again as any refusal is); and a swap must not replace a part whose quorum
+   * is pending (`ClosedDaySealer.swap`).
+   */
+  writing?: Promise<unknown>;
 }
 
 /** How long one migration statement may take. */
@@ -119,7 +139,17 @@ export class ClickHouseReportStore implements ReportStore {
         url,
         client: client(url, identifier(options.database), { insert_deduplicate: 0 }),
       }));
-      return { nodes, writes: nodes.map((node) => new ClickHouseIngest(node.client, options)), active: 0 };
+      const insertSettings = quorumSettings(
+        urls.length,
+        options.insertQuorum,
+        options.insertTimeoutMs ?? DEFAULT_INSERT_TIMEOUT_MS,
+      );
+      return {
+        nodes,
+        writes: nodes.map((node) => new ClickHouseIngest(node.client, { ...options, insertSettings })),
+        active: 0,
+        writing: insertSettings ? Promise.resolve() : undefined,
+      };
     });
     this.reads = cluster
       ? new ClickHouseReads(
@@ -220,18 +250,34 @@ export class ClickHouseReportStore implements ReportStore {
       return this.writes.ingest(source, batch, options);
     }
     const shard = this.shards[shardOfSource(source, this.shards.length)];
-    const replica = shard.active;
-    try {
-      return await shard.writes[replica].ingest(source, batch, options);
-    } catch (error) {
-      // Unreachable: the retry (the ingest's own) goes to the next replica. It reads the source's
-      // offset there, which may lag by what replication had not carried yet: those events are
-      // written again, on the same shard, and sealing counts them once.
-      if (error instanceof ReportStoreException && error.code === ReportStoreErrorCode.Unavailable) {
-        shard.active = (replica + 1) % shard.nodes.length;
+    const write = async () => {
+      const replica = shard.active;
+      try {
+        return await shard.writes[replica].ingest(source, batch, options);
+      } catch (error) {
+        // Unreachable: the retry (the ingest's own) goes to the next replica. It reads the source's
+        // offset there, which may lag by what replication had not carried yet: those events are
+        // written again, on the same shard, and sealing counts them once.
+        if (error instanceof ReportStoreException && error.code === ReportStoreErrorCode.Unavailable) {
+          shard.active = (replica + 1) % shard.nodes.length;
+        }
+        throw error;
       }
-      throw error;
+    };
+    return this.exclusive(shard, write);
+  }
+
+  /**
+   * `job` after the shard's INSERT or swap under way, when its INSERTs have a quorum (`Shard.writing`);
+   * at once otherwise.
+   */
+  private exclusive<T>(shard: Shard, job: () => Promise<T>): Promise<T> {
+    if (shard.writing === undefined) {
+      return job();
     }
+    const done = shard.writing.then(job, job);
+    shard.writing = done.catch(() => undefined);
+    return done;
   }
 
   async seal(now: Date): Promise<SealResult> {
@@ -239,7 +285,7 @@ export class ClickHouseReportStore implements ReportStore {
     if (this.shards.length > 0) {
       return this.onEveryShard(
         'seal',
-        async (client) => this.sealer(client).seal(now),
+        async (client, shard) => this.sealer(client, (job) => this.exclusive(shard, job)).seal(now),
         (results) => ({
           sealed: [...new Set(results.flatMap((r) => r.sealed))].sort(),
           final: Math.min(...results.map((r) => r.final)),
@@ -260,7 +306,7 @@ export class ClickHouseReportStore implements ReportStore {
    */
   private async onEveryShard<T, R>(
     what: string,
-    job: (client: ClickHouseClient) => Promise<T>,
+    job: (client: ClickHouseClient, shard: Shard) => Promise<T>,
     combine: (results: T[]) => R,
   ): Promise<R> {
     const results: T[] = [];
@@ -268,7 +314,7 @@ export class ClickHouseReportStore implements ReportStore {
       for (let tried = 0; ; tried += 1) {
         const replica = shard.active;
         try {
-          results.push(await job(shard.nodes[replica].client));
+          results.push(await job(shard.nodes[replica].client, shard));
           break;
         } catch (error) {
           const failure = classify(error, `${what} on ${shard.nodes[replica].url}`);
@@ -356,12 +402,16 @@ export class ClickHouseReportStore implements ReportStore {
   }
 
   /** A sealer on the one server, or on one node of a cluster (its shard's local tables). */
-  private sealer(client = this.client): ClosedDaySealer {
+  private sealer(
+    client = this.client,
+    exclusive?: <T>(job: () => Promise<T>) => Promise<T>,
+  ): ClosedDaySealer {
     return new ClosedDaySealer(
       client,
       this.options.database,
       this.options.stagingAbandonedAfterMs,
       this.shards.length > 0,
+      exclusive,
     );
   }
 

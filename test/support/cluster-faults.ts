@@ -1,0 +1,56 @@
+import { expect } from 'vitest';
+import { TOPIC_BY_TYPE, toMessage, type AdEvent, type EventBus } from '@app/events';
+import type { ClickHouseReportStore } from '@app/report-store';
+import type { ClusterStack } from '@app/testing';
+
+/** What the cluster's fault tests (test/cluster/) share beside `ClusterStack`: a node's SQL, the events published. */
+
+/** A ClickHouse node of the cluster: 1-2 shard 01, 3-4 shard 02. */
+export type ClusterClickHouseNode = 1 | 2 | 3 | 4;
+
+/**
+ * A query on one node, in `database` there (its local tables) unless it names another; the lines of
+ * its answer. `stack` is read at each call (the tests make it in `beforeAll`).
+ */
+export function clusterNodeSql(stack: () => ClusterStack, database: string) {
+  return async (node: ClusterClickHouseNode, query: string, db = database): Promise<string[]> => {
+    const response = await fetch(`${stack().clickhouseUrl(node)}/?database=${db}`, {
+      method: 'POST',
+      body: query,
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      throw new Error(`${query}: ${text}`);
+    }
+    return text.split('\n').filter(Boolean);
+  };
+}
+
+/** Publishes events through the bus, each on its type's topic. */
+export async function publishEvents(bus: EventBus, events: readonly AdEvent[]): Promise<void> {
+  const byTopic = new Map<string, ReturnType<typeof toMessage>[]>();
+  for (const event of events) {
+    const topic = TOPIC_BY_TYPE[event.type];
+    byTopic.set(topic, [...(byTopic.get(topic) ?? []), toMessage(event)]);
+  }
+  await Promise.all([...byTopic].map(([topic, messages]) => bus.publish(topic, messages)));
+}
+
+/** Whether `a` deeply equals `b`, as `toEqual` judges it (for polling until it does). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  try {
+    expect(a).toEqual(b);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The exact report by campaign over `range`, as `key → measures`. */
+export async function exactByCampaign(
+  store: ClickHouseReportStore,
+  range: { start: string; end: string },
+): Promise<Record<string, unknown>> {
+  const rows = await store.query({ range, split: 'campaign_id', filters: [], scope: {}, tier: 'exact' });
+  return Object.fromEntries(rows.map((r) => [r.key, r.measures]));
+}
