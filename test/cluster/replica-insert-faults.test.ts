@@ -58,9 +58,6 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
   const sqlOn = clusterNodeSql(() => stack, database);
   /** Through the Distributed tables (every shard), as the reports read, on node 1. */
   const sql = (query: string) => sqlOn(1, query, distributedDatabase(database));
-  /** `probe`'s first answer that is not undefined or false, a failed probe counting as none. */
-  const waitFor = async <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs: number) =>
-    (await waitUntil(what, probe, { timeoutMs, retryErrors: true })) as T;
 
   beforeAll(async () => {
     execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'ignore' });
@@ -95,17 +92,20 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
       SEAL_INTERVAL_MS: '500',
       INGEST_RETRY_MAX_MS: '1000',
     });
-    await waitFor(async () => (await ingest.health()) === 200, 'the ingest healthy', 90_000);
+    await waitUntil('the ingest healthy', async () => (await ingest.health()) === 200, {
+      timeoutMs: 90_000,
+      retryErrors: true,
+    });
     // The ingest makes the topics at subscription: the bus publishes into partitions that exist.
-    await waitFor(
+    await waitUntil(
+      'the ingest to create its topics',
       async () => {
         const { topics } = await admin.fetchTopicMetadata({
           topics: EVENT_TOPICS.map((t) => `${prefix}${t}`),
         });
         return topics.length === EVENT_TOPICS.length;
       },
-      'the ingest to create its topics',
-      60_000,
+      { timeoutMs: 60_000, retryErrors: true },
     );
   }, 360_000);
 
@@ -145,7 +145,10 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
       const leftBehind = await rowsOn3();
       expect(leftBehind).toBeGreaterThan(0);
       // The ingest's retry: refused while the first part's quorum is pending, then stored.
-      const stored = await waitFor(() => writer.ingest(source, batch), 'the retry stored', 60_000);
+      const stored = await waitUntil('the retry stored', () => writer.ingest(source, batch), {
+        timeoutMs: 60_000,
+        retryErrors: true,
+      });
       // A redelivery after the acknowledgement changes nothing: its offsets are stored.
       const again = await writer.ingest(source, batch);
       console.log(
@@ -175,13 +178,13 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
       if (fault === undefined && published >= events.length / 3) {
         // The ingest is writing shard 02 through node 3, its first replica, and has committed some of
         // its offsets (the publishing waits for it: the fault must find the ingest at work).
-        await waitFor(
+        await waitUntil(
+          'the ingest storing on shard 02',
           async () => {
             const [n] = await sqlOn(3, "SELECT count() FROM events_raw WHERE event_id NOT LIKE 'q-%'");
             return Number(n) >= 200 && (await committedOffsets()).size > 0;
           },
-          'the ingest storing on shard 02',
-          60_000,
+          { timeoutMs: 60_000, retryErrors: true },
         );
         fault = (async () => {
           // The worst moment: right after the ingest's offsets of shard 02 moved on (a batch stored and
@@ -200,12 +203,12 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
     await fault;
     // The shard's inserts are refused and tried again, visibly: once node 3's ZooKeeper session is
     // over (10 s), node 4 alone is less than the quorum, and says so.
-    await waitFor(
+    await waitUntil(
+      'the ingest retrying inserts refused for want of a quorum',
       async () =>
         (await ingest.metric('adx_ingest_retries_total')) > retriesBefore &&
         ingest.log.some((l) => /not stored.*alive replicas/.test(l)),
-      'the ingest retrying inserts refused for want of a quorum',
-      90_000,
+      { timeoutMs: 90_000, retryErrors: true },
     );
     // What the ingest acknowledged: the Kafka offsets its group committed, shard 02's sources.
     const committed = await committedOffsets();
@@ -227,13 +230,13 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
       );
       throw error;
     }
-    const all = await waitFor(
+    const all = await waitUntil(
+      'every event readable through the Distributed tables',
       async () => {
         const [n] = await sql('SELECT uniqExact(event_id) FROM events_raw');
         return Number(n) >= events.length ? Date.now() : undefined;
       },
-      'every event readable through the Distributed tables',
-      180_000,
+      { timeoutMs: 180_000, retryErrors: true },
     );
     const alreadyActive = logOf(3).filter((l) => /appears to be already active/.test(l)).length;
 
@@ -275,22 +278,22 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
     let stoppedAt = 0;
     await publishPaced(`rif-z-${id}`, events, async (published) => {
       if (stoppedAt === 0 && published >= events.length / 3) {
-        await waitFor(
-          async () => Number((await sql("SELECT count() FROM events_raw WHERE event_id LIKE 'zk-%'"))[0]) > 0,
+        await waitUntil(
           'the ingest storing',
-          60_000,
+          async () => Number((await sql("SELECT count() FROM events_raw WHERE event_id LIKE 'zk-%'"))[0]) > 0,
+          { timeoutMs: 60_000, retryErrors: true },
         );
         stack.down('zookeeper');
         stoppedAt = Date.now();
       }
     });
-    await waitFor(
+    await waitUntil(
+      'the ingest retrying refused inserts',
       async () => {
         const retries = await ingest.metric('adx_ingest_retries_total');
         return retries > retriesBefore && ingest.log.some((l) => /readonly mode/i.test(l));
       },
-      'the ingest retrying refused inserts',
-      60_000,
+      { timeoutMs: 60_000, retryErrors: true },
     );
     // Reports answer without ZooKeeper (reads need none).
     expect(Object.keys(await byCampaign()).length).toBeGreaterThan(0);
@@ -298,7 +301,8 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
     await new Promise((r) => setTimeout(r, Math.max(0, stoppedAt + 12_000 - Date.now())));
     stack.up('zookeeper');
     const back = Date.now();
-    const writable = await waitFor(
+    const writable = await waitUntil(
+      'every replicated table writable again',
       async () => {
         for (const node of [1, 2, 3, 4] as const) {
           const [readonly] = await sqlOn(
@@ -311,16 +315,15 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
         }
         return Date.now();
       },
-      'every replicated table writable again',
-      180_000,
+      { timeoutMs: 180_000, retryErrors: true },
     );
-    const all = await waitFor(
+    const all = await waitUntil(
+      'every event readable',
       async () => {
         const [n] = await sql("SELECT uniqExact(event_id) FROM events_raw WHERE event_id LIKE 'zk-%'");
         return Number(n) >= events.length ? Date.now() : undefined;
       },
-      'every event readable',
-      180_000,
+      { timeoutMs: 180_000, retryErrors: true },
     );
     const refusals = refusalsOf(ingest.log.slice(logFrom));
     console.log(
@@ -378,13 +381,13 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
     );
     expect(perShard.reduce((sum, [n]) => sum + Number(n), 0)).toBe(publishedSoFar.length);
     const truth = Object.fromEntries(expectedBySplit(publishedSoFar, 'campaign_id'));
-    const report = await waitFor(
+    const report = await waitUntil(
+      'the closed days sealed to the hand count',
       async () => {
         const now = await byCampaign();
         return deepEqual(now, truth) ? now : undefined;
       },
-      'the closed days sealed to the hand count',
-      120_000,
+      { timeoutMs: 120_000, retryErrors: true },
     ).catch(byCampaign);
     expect(report).toEqual(truth);
   }
@@ -405,7 +408,8 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
 
   /** Every node up, every replicated table writable and its queue empty. */
   async function inSync(): Promise<void> {
-    await waitFor(
+    await waitUntil(
+      'every replica in sync',
       async () => {
         for (const node of [1, 2, 3, 4] as const) {
           const [busy] = await sqlOn(
@@ -418,8 +422,7 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
         }
         return true;
       },
-      'every replica in sync',
-      120_000,
+      { timeoutMs: 120_000, retryErrors: true },
     );
   }
 
