@@ -262,9 +262,21 @@ const treeRssMiB = (root: number) =>
  * packet found the listen queue full is retried by the client after 1 s, then 3 s.
  */
 function tcpCounters(): Record<string, number> {
-  const wanted = ['ListenOverflows', 'ListenDrops', 'TCPSynRetrans', 'TCPTimeouts', 'SyncookiesSent'];
+  // PassiveOpens: connections the machine accepted (a load generator reconnecting shows there).
+  const wanted = [
+    'ListenOverflows',
+    'ListenDrops',
+    'TCPSynRetrans',
+    'TCPTimeouts',
+    'SyncookiesSent',
+    'PassiveOpens',
+  ];
   const counters: Record<string, number> = {};
-  const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
+  const lines = ['/proc/net/netstat', '/proc/net/snmp'].flatMap((file) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line !== ''),
+  );
   for (let i = 0; i + 1 < lines.length; i += 2) {
     const names = lines[i].split(/\s+/);
     const numbers = lines[i + 1].split(/\s+/);
@@ -545,14 +557,14 @@ async function stopAuction(auction: AuctionProcess): Promise<string> {
   return `exited with ${code}`;
 }
 
-/** The auction's counters of interest from `/metrics`, summed over the labels kept. */
+/** The auction's counters of interest from `/metrics` (and its event loop lag histogram), summed over the labels kept. */
 async function scrapeCounters(port: number): Promise<Map<string, number>> {
   const response = await request(`http://127.0.0.1:${port}/metrics`);
   const text = await response.body.text();
   const counters = new Map<string, number>();
   for (const line of text.split('\n')) {
     const match =
-      /^(adx_(?:ad_requests|dsp_answers|tracker_calls|event_publish_failures|dsp_late_answers|dsp_late_timer_answers|auctions_shed|dsp_throttled)_total)(?:\{(.*)\})? (\S+)$/.exec(
+      /^(adx_(?:ad_requests|dsp_answers|tracker_calls|event_publish_failures|dsp_late_answers|dsp_late_timer_answers|auctions_shed|dsp_throttled)_total|adx_event_loop_lag_seconds_bucket)(?:\{(.*)\})? (\S+)$/.exec(
         line,
       );
     if (!match) {

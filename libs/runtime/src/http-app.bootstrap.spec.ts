@@ -1,3 +1,4 @@
+import { Agent, get as httpGet } from 'node:http';
 import { Writable } from 'node:stream';
 import {
   Controller,
@@ -124,5 +125,50 @@ describe('startHttpApp: two apps in one process', () => {
     const text = JSON.stringify(ofRequest('req-secret'));
     expect(text).toContain('"path":"/ping"');
     expect(text).not.toMatch(/s3cret|0123456789abcdef/);
+  });
+});
+
+describe('startHttpApp: idle connections', () => {
+  const logger = createLogger('error', 'process', new Writable({ write: (_c, _e, done) => done() }));
+
+  /** A GET on the agent's connections: its status, headers and the socket it went on. */
+  const getOn = (agent: Agent, port: number) =>
+    new Promise<{ keepAlive?: string; socket: unknown }>((resolve, reject) => {
+      const req = httpGet({ host: '127.0.0.1', port, path: '/ping', agent }, (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolve({ keepAlive: res.headers['keep-alive']?.toString(), socket: req.socket }),
+        );
+      });
+      req.on('error', reject);
+    });
+
+  it('keeps an idle connection 65 s, past the idle timeout of common load balancers', async () => {
+    const app = await startHttpApp(PingModule, { host: '127.0.0.1', port: 0, logger, name: 'idle' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const first = await getOn(agent, listeningPort(app));
+      // Node's default would answer timeout=5 and close the connection after 5 idle seconds.
+      expect(first.keepAlive).toBe('timeout=65');
+      const second = await getOn(agent, listeningPort(app));
+      expect(second.socket).toBe(first.socket);
+    } finally {
+      agent.destroy();
+      await app.close();
+    }
+  });
+
+  it('closes at once with a client holding an idle connection open', async () => {
+    const app = await startHttpApp(PingModule, { host: '127.0.0.1', port: 0, logger, name: 'closing' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      await getOn(agent, listeningPort(app));
+      const started = performance.now();
+      await app.close();
+      // An idle keep-alive connection must not hold the shutdown for its 65 s.
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      agent.destroy();
+    }
   });
 });
