@@ -20,8 +20,8 @@ interface Answer {
   readonly errorCode?: string;
 }
 
-async function get(url: string, cookie?: string): Promise<Answer> {
-  const res = await request(url, { headers: cookie ? { cookie } : {} });
+async function get(url: string, cookie?: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const res = await request(url, { headers: cookie ? { ...headers, cookie } : headers });
   await res.body.dump();
   const header = (name: string) => {
     const value = res.headers[name];
@@ -145,6 +145,61 @@ describe('user sync: the /sync chain, the DSP callbacks and buyeruid in the bid 
     await get(`${auctionUrl}/img/${SLOT}?placement=p-proxy-2&recipient=reader-bound-0001&consent=0`);
     expect((alpha.requests[0].body as any).user.buyeruid).toBeUndefined();
     expect(beta.requests).toHaveLength(0);
+  });
+
+  describe('the images of a first open, all without our cookie: one id, so the sync it starts is kept', () => {
+    /** A browser's connections to one host: the images of an open that go out at once. */
+    const PARALLEL = 6;
+
+    /** The cookie-less image requests of one open, and our cookie of each answer in arrival order. */
+    function burst(recipient: string, placement: string, headers: Record<string, string> = {}) {
+      const arrived: string[] = [];
+      const answers = Array.from({ length: PARALLEL }, (_, i) =>
+        get(
+          `${auctionUrl}/img/${SLOT}?placement=${placement}-${i}&recipient=${recipient}`,
+          undefined,
+          headers,
+        ).then((answer) => {
+          arrived.push(cookieOf(answer)!);
+          return answer;
+        }),
+      );
+      return { arrived, first: Promise.race(answers), all: Promise.all(answers) };
+    }
+
+    it('matches the DSPs under the cookie the browser keeps: the last one to arrive', async () => {
+      const recipient = 'reader-first-open-0001';
+      const open = burst(recipient, 'p-first-open');
+      // The sync pixel waits for a free connection: it goes out with the first answer's cookie
+      // while the other images are still being decided.
+      const first = cookieOf(await open.first)!;
+      await followChain(`${auctionUrl}/sync?recipient=${recipient}`, first);
+      const alphaUid = alpha.syncs.at(-1)!.dspUid;
+      await open.all;
+      // The browser keeps the last cookie it was answered.
+      const kept = open.arrived.at(-1)!;
+      alpha.reset();
+      beta.reset();
+      expect((await get(`${auctionUrl}/img/${SLOT}?placement=p-first-open-next`, kept)).status).toBe(302);
+      expect((alpha.requests[0].body as any).user.buyeruid).toBe(alphaUid);
+      expect(beta.requests).toHaveLength(1);
+      expect(new Set(open.arrived)).toEqual(new Set([first]));
+    });
+
+    it('joins only the same recipient on the same client: no recipient, or another browser, mints its own', async () => {
+      const anonymous = await Promise.all(
+        Array.from({ length: PARALLEL }, (_, i) => get(`${auctionUrl}/img/${SLOT}?placement=p-anon-${i}`)),
+      );
+      expect(new Set(anonymous.map(cookieOf)).size).toBe(PARALLEL);
+      const phone = burst('reader-two-devices-0001', 'p-phone', { 'user-agent': 'Mozilla/5.0 (iPhone)' });
+      const laptop = burst('reader-two-devices-0001', 'p-laptop', {
+        'user-agent': 'Mozilla/5.0 (X11; Linux)',
+      });
+      await Promise.all([phone.all, laptop.all]);
+      expect(new Set(phone.arrived).size).toBe(1);
+      expect(new Set(laptop.arrived).size).toBe(1);
+      expect(phone.arrived[0]).not.toBe(laptop.arrived[0]);
+    });
   });
 
   it('does not sync at all without consent', async () => {

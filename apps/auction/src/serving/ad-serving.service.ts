@@ -77,7 +77,7 @@ export class AdServingService {
 
   /** `options`: the demand this request may ask, `FULL_AUCTION` unless shed under load. */
   async image(tag: TagRequest, options: DecideOptions = FULL_AUCTION): Promise<AdAnswer> {
-    const request = this.read('img', tag);
+    const request = await this.read('img', tag);
     const { ctx, key } = request;
     const found = await this.decisionFor(request, options, true);
     const { stored, dspWaitMs } = found;
@@ -107,7 +107,7 @@ export class AdServingService {
   }
 
   async click(tag: TagRequest, options: DecideOptions = FULL_AUCTION): Promise<AdAnswer> {
-    const request = this.read('click', tag);
+    const request = await this.read('click', tag);
     const { ctx } = request;
     const { stored } = await this.decisionFor(request, options, false);
     const { decision } = stored;
@@ -129,7 +129,7 @@ export class AdServingService {
     return { location: decision.clickUrl, setCookie: request.setCookie };
   }
 
-  private read(endpoint: 'img' | 'click', tag: TagRequest): ReadRequest {
+  private async read(endpoint: 'img' | 'click', tag: TagRequest): Promise<ReadRequest> {
     const { slot, template, publisher } = this.catalog.slotLineage(tag.slotId);
     if (!slot || !template || !publisher) {
       adRequests.inc({ endpoint, result: 'unknown_ad_slot' });
@@ -139,7 +139,7 @@ export class AdServingService {
     for (const problem of parsed.problems) {
       adRequests.inc({ endpoint: 'tag', result: problem });
     }
-    const { viewer, setCookie, userKeys, knownCookie, recipientUserId } = this.viewers.resolve(
+    const { viewer, setCookie, userKeys, knownCookie, recipientUserId } = await this.viewers.resolve(
       tag.req,
       parsed.tag,
     );

@@ -43,7 +43,7 @@ export class ConversionService {
       throw new AuctionException(AuctionErrorCode.UnknownAdvertiser, 'no advertiser with that id');
     }
     const { query } = tag;
-    const { userKeys, setCookie } = this.viewers.resolve(tag.req, parseTagQuery(query, 0).tag);
+    const { userKeys, setCookie } = await this.viewers.resolve(tag.req, parseTagQuery(query, 0).tag);
     const now = this.clock();
     const clickHours = attributionWindowHours(advertiser, 'click');
     const viewHours = attributionWindowHours(advertiser, 'view');

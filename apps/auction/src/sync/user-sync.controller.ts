@@ -24,7 +24,7 @@ export class UserSyncController {
   @Get('sync')
   async pixel(@Req() req: Request, @Res() res: Response): Promise<void> {
     const { tag } = parseTagQuery(req.query as TagQuery, queryLength(req.originalUrl));
-    const resolved = this.viewers.resolve(req, tag);
+    const resolved = await this.viewers.resolve(req, tag);
     if (resolved.setCookie) {
       res.setHeader('Set-Cookie', resolved.setCookie);
     }
@@ -52,7 +52,7 @@ export class UserSyncController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    const { knownCookie } = this.viewers.resolve(req, { recipient: '' });
+    const { knownCookie } = await this.viewers.resolve(req, { recipient: '' });
     const result = await this.sync.callback(dspAdvertiserId, req.query, knownCookie);
     if ('refused' in result) {
       adRequests.inc({ endpoint: 'sync_callback', result: result.refused });
