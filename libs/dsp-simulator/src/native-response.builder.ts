@@ -1,4 +1,6 @@
+import { fitLine } from '@app/native-render';
 import {
+  codePointLength,
   NATIVE_TITLE_LEN,
   NATIVE_VERSION,
   NativeDataType,
@@ -225,12 +227,13 @@ function imageAsset(
   return size && isCreativeSide(size.w) && isCreativeSide(size.h) ? { id, size } : undefined;
 }
 
-/** The text cut to `len` characters, whole code points, when longer. */
+/**
+ * The text within `len` characters, counted in code points as the exchange's validator counts them:
+ * when longer, cut at a word end (between graphemes for one overlong word) and marked with an
+ * ellipsis, as a real DSP's copy would be, never in the middle of a word or an emoji.
+ */
 function fit(text: string, len: number | undefined): string {
-  if (len === undefined || text.length <= len) {
-    return text;
-  }
-  return Array.from(text).slice(0, len).join('').trimEnd();
+  return len === undefined ? text : fitLine(text, len, codePointLength);
 }
 
 function positiveInteger(value: unknown): number | undefined {

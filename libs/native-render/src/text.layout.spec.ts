@@ -54,21 +54,84 @@ describe('wrapText', () => {
   });
 });
 
-describe('ellipsize', () => {
-  it('cuts at the end of a word when little is lost', () => {
-    expect(ellipsize('Book by May 31 and save', 160, measure)).toBe(`Book by May 31${ELLIPSIS}`);
+/** One character a code point: a native asset's `len`, as the response validator counts it. */
+const codePoints = (text: string): number => Array.from(text).length;
+
+describe('ellipsize and fitLine', () => {
+  const family = '\u{1F468}\u200D\u{1F469}\u200D\u{1F467}';
+  it.each([
+    // [case, text, width, measure, expected]
+    [
+      'a sponsor line cut at a word end',
+      'Sponsored by Acme International Holdings',
+      250,
+      measure,
+      `Sponsored by Acme${ELLIPSIS}`,
+    ],
+    ['a word end when little is lost', 'Book by May 31 and save', 160, measure, `Book by May 31${ELLIPSIS}`],
+    ['one overlong word cut between graphemes', 'Extraordinarily', 100, measure, `Extraordi${ELLIPSIS}`],
+    [
+      'a word end too far back: cut within the word',
+      'To Extraordinarily',
+      150,
+      measure,
+      `To Extraordina${ELLIPSIS}`,
+    ],
+    ['punctuation dropped before the ellipsis', 'Hello, world and more', 80, measure, `Hello${ELLIPSIS}`],
+    [
+      'an emoji sequence never split',
+      `${family}${family}${family}${family}`,
+      30,
+      measure,
+      `${family}${family}${ELLIPSIS}`,
+    ],
+    ['a combining accent kept with its letter', 'de\u0301licieusement', 50, measure, `de\u0301li${ELLIPSIS}`],
+    [
+      'Hebrew at a word end',
+      '\u05D7\u05E1\u05D5\u05EA \u05E9\u05DC \u05D7\u05D1\u05E8\u05EA \u05D4\u05D3\u05D5\u05D2\u05DE\u05D4 \u05D4\u05D2\u05D3\u05D5\u05DC\u05D4',
+      150,
+      measure,
+      `\u05D7\u05E1\u05D5\u05EA \u05E9\u05DC \u05D7\u05D1\u05E8\u05EA${ELLIPSIS}`,
+    ],
+    ['Chinese, without spaces, between characters', '中文描述没有空格', 50, measure, `中文描述${ELLIPSIS}`],
+    ['text that fits, untouched', 'Acme', 100, measure, 'Acme'],
+    ['nothing when not even the ellipsis fits', 'abc', 5, measure, ''],
+    [
+      'a len of 25 code points at a word end',
+      'Acme Outdoor Equipment Company',
+      25,
+      codePoints,
+      `Acme Outdoor Equipment${ELLIPSIS}`,
+    ],
+    [
+      'a long sponsor within 25 code points',
+      'The Northern Lights Travel Company of Norway',
+      25,
+      codePoints,
+      `The Northern Lights${ELLIPSIS}`,
+    ],
+    [
+      'a domain, one word, within 25 code points',
+      'simulated-advertiser.example',
+      25,
+      codePoints,
+      `simulated-advertiser.exa${ELLIPSIS}`,
+    ],
+    [
+      'an emoji of 5 code points counted as 5, never split',
+      `Fun ${family} times ahead`,
+      10,
+      codePoints,
+      `Fun ${family}${ELLIPSIS}`,
+    ],
+  ])('%s', (_case, text, width, measureWith, expected) => {
+    const fitted = fitLine(text, width, measureWith);
+    expect(fitted).toBe(expected);
+    expect(measureWith(fitted)).toBeLessThanOrEqual(width);
   });
 
-  it('cuts within a word rather than lose most of the line', () => {
-    expect(ellipsize('Extraordinarily', 100, measure)).toBe(`Extraordi${ELLIPSIS}`);
-  });
-
-  it('drops punctuation before the ellipsis', () => {
-    expect(fitLine('Hello, world and more', 80, measure)).toBe(`Hello${ELLIPSIS}`);
-  });
-
-  it('gives nothing when not even the ellipsis fits', () => {
-    expect(ellipsize('abc', 5, measure)).toBe('');
+  it('ellipsizes a line that fits when it is told more text follows', () => {
+    expect(ellipsize('Acme', 100, measure)).toBe(`Acme${ELLIPSIS}`);
   });
 });
 

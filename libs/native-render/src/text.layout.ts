@@ -107,7 +107,10 @@ export function wrapText(
   return { lines, truncated: false };
 }
 
-/** Marks a line as cut: the line and an ellipsis, shortened grapheme by grapheme until it fits. */
+/**
+ * Marks a line as cut: the line and an ellipsis, shortened grapheme by grapheme until it fits.
+ * `measure` may count pixels or characters (code points against a native asset's `len`).
+ */
 export function ellipsize(line: string, maxWidth: number, measure: MeasureText): string {
   const parts = graphemes(line);
   const withEllipsis = (count: number): string =>
@@ -129,9 +132,11 @@ export function ellipsize(line: string, maxWidth: number, measure: MeasureText):
       high = middle - 1;
     }
   }
-  // Rather at the end of a word, unless that gives up more than a third of the line.
+  // Rather at the end of a word, unless that gives up more than a third of what fits (a single
+  // overlong word is cut between graphemes). A third of what fits, not of the whole text: a long
+  // text would otherwise always be cut mid-word.
   const space = parts.lastIndexOf(' ', low);
-  const count = space >= (parts.length * 2) / 3 ? space : low;
+  const count = space >= (low * 2) / 3 ? space : low;
   const fitted = withEllipsis(count);
   return measure(fitted) <= maxWidth ? fitted : '';
 }

@@ -8,3 +8,4 @@ export * from './loss-reason';
 export * from './privacy';
 export * from './supply-chain';
 export * from './openrtb-version';
+export { codePointLength } from './untrusted-json';
