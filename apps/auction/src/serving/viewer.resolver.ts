@@ -16,7 +16,7 @@ const YEAR_SECONDS = 365 * 24 * 3600;
  * other cookie-less requests: long enough to cover the images of one open still in flight, short
  * enough that it never joins two opens (docs/exchange.md#one-id-for-the-images-of-an-open).
  */
-export const FIRST_VISIT_WINDOW_MS = 10_000;
+const FIRST_VISIT_WINDOW_MS = 10_000;
 
 export interface ResolvedViewer {
   readonly viewer: Viewer;
