@@ -10,7 +10,7 @@ import { distributedDatabase, type ClickHouseReportStore } from '@app/report-sto
 import { eventBusFrom } from '@app/runtime';
 import {
   ClusterStack,
-  IngestProcess,
+  type IngestProcess,
   demoEvents,
   expectedBySplit,
   requireOrSkip,
@@ -22,6 +22,7 @@ import {
   deepEqual,
   exactByCampaign,
   publishEvents,
+  startClusterIngest,
   type ClusterClickHouseNode as Node,
 } from '../support/cluster-faults';
 
@@ -72,30 +73,17 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
       'kafka2',
       'kafka3',
     );
-    kafkaEnv = {
-      KAFKA_BROKERS: stack.kafkaBrokers.join(','),
-      KAFKA_TOPIC_PREFIX: prefix,
-      KAFKA_REPLICATION_FACTOR: '3',
-    };
     admin = new Kafka({ brokers: stack.kafkaBrokers, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     store = stack.store(database);
     await store.migrate();
-    ingest = await IngestProcess.start({
-      ...kafkaEnv,
-      LOG_LEVEL: 'warn',
-      INGEST_GROUP_ID: group,
-      KAFKA_CLIENT_ID: `rif-ingest-${id}`,
-      KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-rif-spool-')),
-      ...stack.storeEnv(database),
+    ({ ingest, kafkaEnv } = await startClusterIngest(stack, {
+      topicPrefix: prefix,
+      group,
+      database,
       // CLICKHOUSE_INSERT_QUORUM unset: every replica of the shard.
-      SEAL_INTERVAL_MS: '500',
-      INGEST_RETRY_MAX_MS: '1000',
-    });
-    await waitUntil('the ingest healthy', async () => (await ingest.health()) === 200, {
-      timeoutMs: 90_000,
-      retryErrors: true,
-    });
+      env: { INGEST_RETRY_MAX_MS: '1000' },
+    }));
     // The ingest makes the topics at subscription: the bus publishes into partitions that exist.
     await waitUntil(
       'the ingest to create its topics',

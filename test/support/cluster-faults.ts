@@ -1,7 +1,10 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'vitest';
 import { TOPIC_BY_TYPE, toMessage, type AdEvent, type EventBus } from '@app/events';
 import type { ClickHouseReportStore } from '@app/report-store';
-import type { ClusterStack } from '@app/testing';
+import { IngestProcess, waitUntil, type ClusterStack } from '@app/testing';
 
 /** What the cluster's fault tests (test/cluster/) share beside `ClusterStack`: a node's SQL, the events published. */
 
@@ -24,6 +27,38 @@ export function clusterNodeSql(stack: () => ClusterStack, database: string) {
     }
     return text.split('\n').filter(Boolean);
   };
+}
+
+/**
+ * The built ingest app on the cluster, as the fault tests run it, once healthy: on the test's topics
+ * (`topicPrefix`, replicated on the three brokers, created by the ingest at subscription) in `group`,
+ * storing into `database` through the cluster, sealing every 500 ms, with a spool of its own; `env`
+ * adds or overrides variables. `kafkaEnv` is what the test's other apps and buses share with it.
+ */
+export async function startClusterIngest(
+  stack: ClusterStack,
+  options: { topicPrefix: string; group: string; database: string; env?: Readonly<Record<string, string>> },
+): Promise<{ ingest: IngestProcess; kafkaEnv: Record<string, string> }> {
+  const kafkaEnv = {
+    KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+    KAFKA_TOPIC_PREFIX: options.topicPrefix,
+    KAFKA_REPLICATION_FACTOR: '3',
+  };
+  const ingest = await IngestProcess.start({
+    ...kafkaEnv,
+    LOG_LEVEL: 'warn',
+    INGEST_GROUP_ID: options.group,
+    KAFKA_CLIENT_ID: `${options.group}-ingest`,
+    KAFKA_SPOOL_DIR: mkdtempSync(path.join(tmpdir(), 'adx-cluster-ingest-spool-')),
+    ...stack.storeEnv(options.database),
+    SEAL_INTERVAL_MS: '500',
+    ...options.env,
+  });
+  await waitUntil('the ingest healthy', async () => (await ingest.health()) === 200, {
+    timeoutMs: 90_000,
+    retryErrors: true,
+  });
+  return { ingest, kafkaEnv };
 }
 
 /** Publishes events through the bus, each on its type's topic. */

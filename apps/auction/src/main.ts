@@ -13,8 +13,12 @@ import { AD_TAG_PATHS, AuctionModule } from './auction.module';
  * dropped (a dropped SYN is retried by the client only a second later, then three).
  */
 const LISTEN_BACKLOG = 4096;
-/** How long the primary waits for its workers to close before it ends them. */
-const SHUTDOWN_WAIT_MS = 15_000;
+/**
+ * How long the primary waits for its workers to close before it ends them: over a worker's own bounds
+ * (requests 5 s, flushing 5 s, the event bus's close 3 s, then the spool's fdatasync), so that no
+ * worker is ended with events neither in Kafka nor in its spool.
+ */
+const SHUTDOWN_WAIT_MS = 20_000;
 /** A worker that died is started again after this pause (a crash loop stays slow). */
 const RESTART_DELAY_MS = 1000;
 

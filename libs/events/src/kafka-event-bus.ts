@@ -9,7 +9,7 @@ import {
   type PartitionMetadata,
   type Producer,
 } from 'kafkajs';
-import { consumerLag } from '@app/observability';
+import { consumerLag, eventsInFlight } from '@app/observability';
 import type {
   BatchHandler,
   DeliveredMessage,
@@ -45,6 +45,11 @@ export interface KafkaBusOptions {
   readonly minInsyncReplicas?: number;
   /** Where events wait while Kafka is unreachable; replayed in order when it returns. */
   readonly spoolDir: string;
+  /**
+   * How long `close()` keeps sending what it holds (publishes out, then the spool) before it spools
+   * what is still out and stops: 3 s by default.
+   */
+  readonly closeTimeoutMs?: number;
   readonly spoolMaxBytes: number;
   /** Batches handled at once per consumer (one per partition at most). */
   readonly concurrentPartitions: number;
@@ -85,6 +90,31 @@ const REPLAY_BATCH_BYTES = 1024 * 1024;
 /** Most keys whose partition is remembered per topic. */
 const PARTITION_CACHE_KEYS = 100_000;
 
+/**
+ * One publish out: its entry, until Kafka acknowledged it or the spool holds it (`landed`). `close()`
+ * spools one that outlasts its wait and `overtake()`s it, which ends the publish's wait for its send.
+ */
+interface Flight {
+  readonly entry: SpoolEntry;
+  spooled?: Promise<void>;
+  readonly overtaken: Promise<false>;
+  overtake(): void;
+  readonly landed: Promise<void>;
+  land(): void;
+}
+
+function flightOf(entry: SpoolEntry): Flight {
+  let overtake = (): void => undefined;
+  let land = (): void => undefined;
+  const overtaken = new Promise<false>((resolve) => {
+    overtake = () => resolve(false);
+  });
+  const landed = new Promise<void>((resolve) => {
+    land = resolve;
+  });
+  return { entry, overtaken, overtake, landed, land };
+}
+
 interface TopicPartitions {
   readonly partitions: PartitionMetadata[];
   readonly byKey: Map<string, number>;
@@ -120,7 +150,13 @@ export class KafkaEventBus implements EventBus {
   private replayTimer: NodeJS.Timeout | undefined;
   /** Whether the last replay failed, so that an outage is logged once rather than every second. */
   private replayFailing = false;
+  /** Publishes out: neither acknowledged by Kafka nor in the spool yet. */
+  private readonly flights = new Set<Flight>();
+  /** Set when `close()` begins: no publish is taken any more. */
   private closed = false;
+  /** Set when `close()` stops sending: the replay reads no further batch. */
+  private stopped = false;
+  private closing: Promise<void> | undefined;
 
   constructor(private readonly options: KafkaBusOptions) {
     // A replication Kafka would refuse at the first topic fails here, at start.
@@ -178,6 +214,11 @@ export class KafkaEventBus implements EventBus {
     }
   }
 
+  /**
+   * Resolves once Kafka acknowledged the messages (`acks: -1`, every in-sync replica) or the spool
+   * holds them (fdatasynced), to be replayed by this process or by the next one on the same spool.
+   * Until then they count in `adx_events_in_flight`.
+   */
   async publish(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
     if (this.closed) {
       throw new Error('event bus closed');
@@ -185,19 +226,36 @@ export class KafkaEventBus implements EventBus {
     if (messages.length === 0) {
       return;
     }
-    // Behind a non-empty spool, so that events reach Kafka in the order they were published.
-    if (this.spools.own.pending() > 0) {
-      await this.spools.own.append({ topic, messages });
-      void this.replaySpool();
-      return;
-    }
+    const flight = flightOf({ topic, messages });
+    this.flights.add(flight);
+    eventsInFlight.inc(messages.length);
     try {
-      await this.send([{ topic, messages }]);
-    } catch (error) {
-      this.options.onWarning?.(
-        `Kafka unreachable (${(error as Error).message}); spooling ${messages.length} event(s) to disk`,
+      // Behind a non-empty spool, so that events reach Kafka in the order they were published.
+      if (this.spools.own.pending() > 0) {
+        await this.spool(flight);
+        void this.replaySpool();
+        return;
+      }
+      const sent = this.send([flight.entry]).then(
+        () => true,
+        (error: unknown) => {
+          if (!this.stopped) {
+            this.options.onWarning?.(
+              `Kafka unreachable (${(error as Error).message}); spooling ${messages.length} event(s) to disk`,
+            );
+          }
+          return false;
+        },
       );
-      await this.spools.own.append({ topic, messages });
+      // A send that outlasts close()'s wait is spooled by close(): its outcome no longer matters (if
+      // it lands after all, the next start sends it again: at least once).
+      if (!(await Promise.race([sent, flight.overtaken]))) {
+        await this.spool(flight);
+      }
+    } finally {
+      this.flights.delete(flight);
+      eventsInFlight.dec(messages.length);
+      flight.land();
     }
   }
 
@@ -294,7 +352,11 @@ export class KafkaEventBus implements EventBus {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       // Kafka unreachable is not drained yet: the spool waits for it, and so does the caller.
-      if (this.spools.pending() === 0 && (await this.caughtUp().catch(() => false))) {
+      if (
+        this.flights.size === 0 &&
+        this.spools.pending() === 0 &&
+        (await this.caughtUp().catch(() => false))
+      ) {
         return;
       }
       await new Promise((r) => setTimeout(r, 100));
@@ -302,16 +364,64 @@ export class KafkaEventBus implements EventBus {
     throw new Error('event bus did not drain in time');
   }
 
-  async close(): Promise<void> {
+  /**
+   * Takes no publish any more and, for up to `closeTimeoutMs`, delivers what it holds: the publishes
+   * out, then the spool. What is still out then goes to the spool (fdatasynced) before the spool and
+   * the producers close, so that every publish accepted resolves: Kafka has its messages or the spool
+   * does, for the next start on this spool directory.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
     this.closed = true;
     clearInterval(this.replayTimer);
     for (const fence of this.fences) {
       fence.close();
     }
     await Promise.all(this.consumers.map((c) => c.disconnect().catch(() => undefined)));
+    const waitMs = this.options.closeTimeoutMs ?? 3_000;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.deliverHeld(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, waitMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.stopped = true;
+    const out = [...this.flights].filter((flight) => !flight.spooled);
+    await Promise.allSettled(
+      out.map((flight) => {
+        const spooled = this.spool(flight);
+        flight.overtake();
+        return spooled;
+      }),
+    );
+    const left = this.spools.pending();
+    if (left > 0) {
+      const events = out.reduce((sum, flight) => sum + flight.entry.messages.length, 0);
+      this.options.onWarning?.(
+        `closing with events undelivered after ${waitMs} ms (${events} of them still out, spooled now): ` +
+          `${left} byte(s) in the spool ${this.options.spoolDir} for the next start`,
+      );
+    }
     await this.spools.close();
     await Promise.all(this.producers.map((producer) => producer.disconnect().catch(() => undefined)));
     await this.admin.disconnect().catch(() => undefined);
+  }
+
+  /** The publishes out landed (in Kafka or the spool), then the spool replayed to its end or to a failed send. */
+  private async deliverHeld(): Promise<void> {
+    await Promise.all([...this.flights].map((flight) => flight.landed));
+    await this.replaySpool();
+  }
+
+  private spool(flight: Flight): Promise<void> {
+    flight.spooled ??= this.spools.own.append(flight.entry);
+    return flight.spooled;
   }
 
   /**
@@ -454,7 +564,7 @@ export class KafkaEventBus implements EventBus {
    * rejects: the timer calls it every second, and a failure leaves the rest for the next call.
    */
   private replaySpool(): Promise<void> {
-    if (this.closed) {
+    if (this.stopped) {
       return Promise.resolve();
     }
     this.replaying ??= this.replayAll()
@@ -481,7 +591,7 @@ export class KafkaEventBus implements EventBus {
     this.spools.adoptOrphans();
     for (const spool of this.spools.all()) {
       for (;;) {
-        const batch = this.closed ? undefined : await spool.read(REPLAY_BATCH_BYTES);
+        const batch = this.stopped ? undefined : await spool.read(REPLAY_BATCH_BYTES);
         if (!batch) {
           break;
         }
@@ -490,7 +600,7 @@ export class KafkaEventBus implements EventBus {
         }
         await spool.commit(batch.end);
       }
-      if (spool !== this.spools.own && !this.closed) {
+      if (spool !== this.spools.own && !this.stopped) {
         await this.spools.retire(spool);
       }
     }

@@ -124,6 +124,20 @@ export const spoolBytes = once(
     }),
 );
 
+/**
+ * Events between their publication and their safety: in an auction's batch still to go, or handed to
+ * the Kafka bus and neither acknowledged by the in-sync replicas nor written to the spool. With
+ * `adx_event_spool_bytes`, 0 and 0 mean every event this process took is in Kafka.
+ */
+export const eventsInFlight = once(
+  'adx_events_in_flight',
+  () =>
+    new Gauge({
+      name: 'adx_events_in_flight',
+      help: 'Events published and neither acknowledged by Kafka nor spooled yet',
+    }),
+);
+
 export const consumerLag = once(
   'adx_ingest_consumer_lag',
   () =>

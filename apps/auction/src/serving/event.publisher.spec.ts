@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EventBus, OutgoingMessage } from '@app/events';
+import { eventsInFlight } from '@app/observability';
 import type { EncodedEvent } from '../core/auction-events';
 import { EventPublisher } from './event.publisher';
 
@@ -24,6 +25,7 @@ class SlowBus implements EventBus {
 const bid = (value: string): EncodedEvent => ({ type: 'bid', key: 'slot', value });
 const win = (value: string): EncodedEvent => ({ type: 'win', key: 'slot', value });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const inFlight = async () => (await eventsInFlight.get()).values[0]?.value ?? 0;
 
 describe('EventPublisher', () => {
   it('keeps one batch per topic in flight, and sends what came meanwhile as the next batch', async () => {
@@ -51,5 +53,39 @@ describe('EventPublisher', () => {
     bus.batches[3].accept();
     await flushed;
     expect(bus.batches).toHaveLength(4);
+  });
+
+  describe('shutdown', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('hands every buffered event to a bus that takes none within its bounds (5 s of requests, 5 s of flushing), counting them in flight until then', async () => {
+      vi.useFakeTimers();
+      const bus = new SlowBus();
+      const publisher = new EventPublisher(bus);
+      const before = await inFlight();
+      publisher.publish([bid('1')]);
+      await vi.advanceTimersByTimeAsync(5);
+      publisher.publish([bid('2'), bid('3'), win('w1')]);
+      await vi.advanceTimersByTimeAsync(5);
+      // The bid topic's batch is out and never taken (Kafka failing over): 2 and 3 wait behind it.
+      expect(bus.batches.map((b) => [b.topic, b.values])).toEqual([
+        ['adx.bid', ['1']],
+        ['adx.win', ['w1']],
+      ]);
+      expect((await inFlight()) - before).toBe(2);
+      let closed = false;
+      void publisher.onApplicationShutdown().then(() => {
+        closed = true;
+      });
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(closed).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(closed).toBe(true);
+      // Handed over at once: the bus's close delivers or spools them, the bus counts them from here.
+      expect(bus.batches.map((b) => [b.topic, b.values])[2]).toEqual(['adx.bid', ['2', '3']]);
+      expect((await inFlight()) - before).toBe(0);
+    });
   });
 });

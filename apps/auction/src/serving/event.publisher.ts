@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { EVENT_BUS, TOPIC_BY_TYPE, type EventBus, type OutgoingMessage } from '@app/events';
-import { eventPublishFailures } from '@app/observability';
+import { eventPublishFailures, eventsInFlight } from '@app/observability';
 import type { EncodedEvent } from '../core/auction-events';
 
 /** How long events wait to be sent together, and how many at most. */
@@ -8,6 +8,12 @@ const LINGER_MS = 5;
 const MAX_BATCH = 2000;
 /** How long shutdown waits for requests in flight (an auction lasts tmax, a native render less). */
 const SHUTDOWN_WAIT_MS = 5000;
+/**
+ * How long shutdown sends batches as usual before it hands all that is left to the bus at once, whose
+ * `close()` delivers it or spools it within its own bound: a send waits ~8-15 s on Kafka while a
+ * killed broker's partitions fail over (docs/testing.md), longer than a supervisor's patience.
+ */
+const SHUTDOWN_FLUSH_MS = 5000;
 
 /**
  * Hands the exchange's events to the event bus in small batches per topic, so that an ad request
@@ -16,7 +22,8 @@ const SHUTDOWN_WAIT_MS = 5000;
  * next batch, so that batches grow with the load instead of piling up in the bus's queue (at 400
  * ad requests a second from two workers, a batch every 5 ms per topic left thousands of sends
  * waiting for Kafka's producer locks, which timed out to the spool). `flush()` sends what is
- * buffered and resolves once the bus accepted it.
+ * buffered and resolves once the bus accepted it. Events buffered here count in
+ * `adx_events_in_flight` until handed to the bus, which counts them until Kafka or its spool has them.
  */
 @Injectable()
 export class EventPublisher implements OnApplicationShutdown {
@@ -44,6 +51,7 @@ export class EventPublisher implements OnApplicationShutdown {
       }
       this.buffered += 1;
     }
+    eventsInFlight.inc(events.length);
     if (this.buffered >= MAX_BATCH) {
       this.send();
     } else {
@@ -68,25 +76,35 @@ export class EventPublisher implements OnApplicationShutdown {
     }
   }
 
+  /**
+   * Waits for the requests being served (up to `SHUTDOWN_WAIT_MS`), flushes for up to
+   * `SHUTDOWN_FLUSH_MS`, then hands what is still buffered to the bus at once without waiting: the
+   * bus's `close()`, which comes next, delivers it or spools it, in bounded time either way.
+   */
   async onApplicationShutdown(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, SHUTDOWN_WAIT_MS);
-    });
-    await Promise.race([Promise.allSettled([...this.serving]), deadline]);
-    clearTimeout(timer);
-    await this.flush();
+    await within(Promise.allSettled([...this.serving]), SHUTDOWN_WAIT_MS);
+    if (!(await within(this.flush(), SHUTDOWN_FLUSH_MS))) {
+      const left = this.buffered;
+      this.send(true);
+      this.logger.warn(
+        `the event bus has not taken every batch after ${SHUTDOWN_FLUSH_MS} ms: ${left} buffered event(s) ` +
+          'handed to it at once, for its close to deliver or spool',
+      );
+    }
   }
 
-  private send(): void {
+  /** Hands each topic's buffer to the bus: a topic with a batch out waits for it, unless `all`. */
+  private send(all = false): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     for (const [topic, messages] of this.buffer) {
-      if (this.busy.has(topic)) {
+      if (this.busy.has(topic) && !all) {
         continue;
       }
       this.buffer.delete(topic);
       this.buffered -= messages.length;
+      // Counted by the bus from here (a Kafka bus until its replicas or its spool have them).
+      eventsInFlight.dec(messages.length);
       this.busy.add(topic);
       const sent = this.bus
         .publish(topic, messages)
@@ -107,4 +125,20 @@ export class EventPublisher implements OnApplicationShutdown {
       this.sending.add(sent);
     }
   }
+}
+
+/** Whether `work` settled within `ms` (it goes on either way). */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    work.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return settled;
 }
