@@ -387,7 +387,8 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
         running.map(
           ({ child }) =>
             new Promise((resolve) => {
-              child.once('exit', resolve);
+              // 'close': exited, and its output read to the end (the last warnings come at exit).
+              child.once('close', resolve);
               child.kill('SIGTERM');
             }),
         ),
