@@ -249,7 +249,8 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
     // Node 3 back (once its killed process is gone): the inserts go through again.
     await waitUntil('node 3 gone', () => !processAlive(pidOf(stack, 'clickhouse3')), { timeoutMs: 30_000 });
     // What its start will find on disk that ZooKeeper does not list for it (none of it acknowledged
-    // to the ingest): the parts a seal's swap replaced, merged ones' sources, parts not committed.
+    // to the ingest): the parts a seal's swap replaced, a merge's sources ZooKeeper already forgot,
+    // an INSERT's part not committed.
     const unexpected = await unexpectedParts();
     console.log(
       `replica-insert-faults: killed with ${(replacedShare * 100).toFixed(0)} % of a table's rows in parts a swap replaced; ` +
