@@ -248,9 +248,18 @@ describe.runIf(
     return localPortsOf(pid, Number(new URL(STACK.clickhouseUrl).port)).some((port) => ports.has(port));
   }
 
-  /** The events a running ingest left out as already stored, from its /metrics. */
+  /**
+   * The events a running ingest left out as already stored, from its /metrics. The ingest started
+   * after the last kill may not listen yet when the reports are already exact (its partner stored
+   * everything): its answer is waited for.
+   */
   async function replayedBy(port: number): Promise<number> {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const response = await waitUntil(
+      `the metrics of the ingest on ${port}`,
+      () => fetch(`http://127.0.0.1:${port}/metrics`),
+      { timeoutMs: 30_000, retryErrors: true },
+    );
+    const text = await response.text();
     const line = text.split('\n').find((l) => l.startsWith('adx_ingest_replayed_events_total'));
     return line ? Number(line.split(' ').pop()) : 0;
   }
