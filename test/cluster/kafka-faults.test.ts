@@ -15,7 +15,6 @@ import {
   ClusterStack,
   type IngestProcess,
   demoEvents,
-  expectedBySplit,
   freePort,
   requireOrSkip,
   stackServersInstalled,
@@ -26,7 +25,7 @@ import {
 import {
   clusterNodeSql,
   deepEqual,
-  exactByCampaign,
+  expectSealedToHandCount,
   publishEvents,
   startClusterIngest,
 } from '../support/cluster-faults';
@@ -250,7 +249,7 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
     // the ingest) equal the hand count.
     expect(await finalRows('1')).toBe(events.length);
     publishedSoFar.push(...events);
-    await expectReportsEqual(publishedSoFar);
+    await expectSealedToHandCount(store, RANGE, publishedSoFar, 90_000);
     expect(ingest.exited).toBe(false);
 
     // Back in: the broker catches up and rejoins every ISR (the next test kills another).
@@ -315,7 +314,7 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
     expect(storedIds.every((e) => all.has(e))).toBe(true);
     // Sent twice if a send landed after it was spooled (at least once): counted once all the same.
     expect(await finalRows('1')).toBe(all.size);
-    await expectReportsEqual(publishedSoFar);
+    await expectSealedToHandCount(store, RANGE, publishedSoFar, 90_000);
 
     stack.up(`kafka${victim}`);
     await backInSync();
@@ -557,26 +556,8 @@ describe.runIf(available)('Kafka brokers killed under the product on the cluster
     return perShard.reduce((sum, [n]) => sum + Number(n), 0);
   }
 
-  /** The closed days' exact report by campaign, once the ingest has sealed them, equals the hand count. */
-  async function expectReportsEqual(events: readonly AdEvent[]): Promise<void> {
-    const truth = Object.fromEntries(expectedBySplit(events, 'campaign_id'));
-    const report = await waitUntil(
-      'the closed days sealed to the hand count',
-      async () => {
-        const now = await byCampaign();
-        return deepEqual(now, truth) ? now : undefined;
-      },
-      { timeoutMs: 90_000, retryErrors: true },
-    ).catch(byCampaign);
-    expect(report).toEqual(truth);
-  }
-
   async function rawCount(): Promise<number> {
     return Number((await sql('SELECT count() FROM events_raw'))[0]);
-  }
-
-  function byCampaign(): Promise<Record<string, unknown>> {
-    return exactByCampaign(store, RANGE);
   }
 });
 

@@ -21,6 +21,7 @@ import {
   clusterNodeSql,
   deepEqual,
   exactByCampaign,
+  expectSealedToHandCount,
   publishEvents,
   startClusterIngest,
   type ClusterClickHouseNode as Node,
@@ -452,16 +453,7 @@ describe.runIf(available)('ClickHouse replica and ZooKeeper faults under the ing
       ([1, 3] as const).map((node) => sqlOn(node, 'SELECT count() FROM events_raw FINAL')),
     );
     expect(perShard.reduce((sum, [n]) => sum + Number(n), 0)).toBe(publishedSoFar.length);
-    const truth = Object.fromEntries(expectedBySplit(publishedSoFar, 'campaign_id'));
-    const report = await waitUntil(
-      'the closed days sealed to the hand count',
-      async () => {
-        const now = await byCampaign();
-        return deepEqual(now, truth) ? now : undefined;
-      },
-      { timeoutMs: 120_000, retryErrors: true },
-    ).catch(byCampaign);
-    expect(report).toEqual(truth);
+    await expectSealedToHandCount(store, RANGE, publishedSoFar, 120_000);
   }
 
   /** The Kafka offsets the ingest's group committed, by source (`topic/partition`), for shard 02's partitions. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { TOPIC_BY_TYPE, toMessage, type AdEvent, type EventBus } from '@app/events';
 import type { ClickHouseReportStore } from '@app/report-store';
-import { IngestProcess, waitUntil, type ClusterStack } from '@app/testing';
+import { IngestProcess, expectedBySplit, waitUntil, type ClusterStack } from '@app/testing';
 
 /** What the cluster's fault tests (test/cluster/) share beside `ClusterStack`: a node's SQL, the events published. */
 
@@ -88,4 +88,28 @@ export async function exactByCampaign(
 ): Promise<Record<string, unknown>> {
   const rows = await store.query({ range, split: 'campaign_id', filters: [], scope: {}, tier: 'exact' });
   return Object.fromEntries(rows.map((r) => [r.key, r.measures]));
+}
+
+/**
+ * Waits until the closed days' exact report by campaign over `range` equals the hand count of
+ * `events` (the ingest seals them on its own time), then asserts it: on a timeout the assertion
+ * shows the last report against the hand count.
+ */
+export async function expectSealedToHandCount(
+  store: ClickHouseReportStore,
+  range: { start: string; end: string },
+  events: readonly AdEvent[],
+  timeoutMs: number,
+): Promise<void> {
+  const truth = Object.fromEntries(expectedBySplit(events, 'campaign_id'));
+  const byCampaign = () => exactByCampaign(store, range);
+  const report = await waitUntil(
+    'the closed days sealed to the hand count',
+    async () => {
+      const now = await byCampaign();
+      return deepEqual(now, truth) ? now : undefined;
+    },
+    { timeoutMs, retryErrors: true },
+  ).catch(byCampaign);
+  expect(report).toEqual(truth);
 }
