@@ -14,12 +14,18 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # Before starting a server: a port already answering belongs to a process this stack did not
 # start (its pid file names none running), and attaching to it would test against a stranger.
+# Asked for 5 s before giving up: a server of this stack killed with SIGKILL reads as exited as soon
+# as its main thread is a zombie, while its other threads (ClickHouse has dozens) may still be
+# closing the files they share, its listening socket among them; a restart right after the kill
+# found the port answering and refused.
 refuse_taken() {
   local var
   for var in "$@"; do
-    if port_open "${!var}"; then
-      die "$var=${!var} is held by a process stack:up did not start: stop it or set $var to a free port"
-    fi
+    for _ in $(seq 10); do
+      port_open "${!var}" || continue 2
+      sleep 0.5
+    done
+    die "$var=${!var} is held by a process stack:up did not start: stop it or set $var to a free port"
   done
 }
 
