@@ -58,6 +58,7 @@ if wants zookeeper; then
       -Dlog4j.configuration="file:$ROOT/stack/kafka-log4j.properties" -cp "$KLIBS/*" \
       org.apache.zookeeper.server.quorum.QuorumPeerMain "$ZDIR/zoo.cfg" >"$ZDIR/log/stdout.log" 2>&1 &
     echo $! >"$ZDIR/zookeeper.pid"
+    watch_started zookeeper "$ZDIR/zookeeper.pid" "$ZDIR/log/stdout.log"
   fi
   # Before the ClickHouse servers, whose replication and DDL queue need it from their start.
   wait_for zookeeper zk_ok 240
@@ -84,6 +85,7 @@ for n in 1 2 3 4; do
     refuse_taken "$http" "$tcp" "$inter"
     nohup clickhouse-server --config-file="$NDIR/config.xml" >"$NDIR/log/stdout.log" 2>&1 &
     echo $! >"$NDIR/clickhouse.pid"
+    watch_started "clickhouse$n" "$NDIR/clickhouse.pid" "$NDIR/log/stdout.log" "$NDIR/log/clickhouse.err.log"
   fi
 done
 
@@ -116,6 +118,7 @@ for n in 1 2 3; do
     [ ! -f "$KDIR/log/server.log" ] || mv "$KDIR/log/server.log" "$KDIR/log/server.log.prev"
     nohup "${KJAVA[@]}" kafka.Kafka "$KDIR/server.properties" >"$KDIR/log/stdout.log" 2>&1 &
     echo $! >"$KDIR/kafka.pid"
+    watch_started "kafka$n" "$KDIR/kafka.pid" "$KDIR/log/stdout.log" "$KDIR/log/server.log"
   fi
 done
 

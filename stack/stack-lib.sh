@@ -39,14 +39,48 @@ start_redis() {
     return 0
   fi
   refuse_taken "$var"
-  redis-server --port "${!var}" --bind 127.0.0.1 --daemonize yes --pidfile "$dir/redis.pid" \
-    --dir "$dir" --logfile "$dir/redis.log" --save "" --appendonly no >/dev/null
+  # In the background like the other servers, not daemonized: a daemon's parent returns before the
+  # daemon binds its port and writes its pid file, so one dying there could not be told from one
+  # not started yet. Its log is its output.
+  nohup redis-server --port "${!var}" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
+    >"$dir/redis.log" 2>&1 &
+  echo $! >"$dir/redis.pid"
+  watch_started redis "$dir/redis.pid" "$dir/redis.log"
 }
 
+# Servers this run started, as "name<TAB>pid<TAB>logs": wait_for checks them while it waits, since
+# one that has exited will never answer. Without it a ClickHouse with a bad configuration, a broker
+# that could not bind or a ZooKeeper that died at start kept the run waiting its whole bound (up to
+# 180 s) and then blamed no one.
+STARTED=()
+# watch_started NAME PIDFILE LOG...: NAME was just started in the background (its pid in PIDFILE);
+# the LOGs are where it says why it stopped (its output first).
+watch_started() { STARTED+=("$1"$'\t'"$(cat "$2")"$'\t'"${*:3}"); }
+
+# Fails the run, naming the server and its log's last lines, when a server watch_started registered
+# has exited.
+fail_if_exited() {
+  local entry name pid logs log status tails=""
+  for entry in "${STARTED[@]}"; do
+    IFS=$'\t' read -r name pid logs <<<"$entry"
+    alive "$pid" && continue
+    # Each is a child of this shell, which has its exit status.
+    status=0
+    wait "$pid" 2>/dev/null || status=$?
+    for log in $logs; do
+      [ -s "$log" ] && tails+=$'\n'"--- $log:"$'\n'"$(tail -n 8 "$log")"
+    done
+    die "$name exited at start (status $status; log: ${logs// /, })${tails}"
+  done
+}
+
+# wait_for WHAT CHECK [TRIES]: runs CHECK every 0.5 s until it succeeds; fails the run after TRIES
+# (120) or as soon as a server this run started has exited.
 wait_for() {
   local what=$1 check=$2 tries=${3:-120}
   for _ in $(seq "$tries"); do
     if eval "$check" >/dev/null 2>&1; then return 0; fi
+    fail_if_exited
     sleep 0.5
   done
   die "$what did not answer in time (see $STACK_LOGS)"

@@ -59,6 +59,7 @@ if wants kafka; then
     fi
     nohup "${KJAVA[@]}" kafka.Kafka "$KDIR/server.properties" >"$KDIR/log/stdout.log" 2>&1 &
     echo $! >"$KDIR/kafka.pid"
+    watch_started kafka "$KDIR/kafka.pid" "$KDIR/log/stdout.log" "$KDIR/log/server.log"
   fi
 fi
 
@@ -75,6 +76,7 @@ if wants clickhouse; then
     refuse_taken CH_HTTP_PORT CH_TCP_PORT
     nohup clickhouse-server --config-file="$CDIR/config.xml" >"$CDIR/log/stdout.log" 2>&1 &
     echo $! >"$CDIR/clickhouse.pid"
+    watch_started clickhouse "$CDIR/clickhouse.pid" "$CDIR/log/stdout.log" "$CDIR/log/clickhouse.err.log"
   fi
 fi
 

@@ -34,12 +34,14 @@ export type ClusterNode =
 /**
  * A cluster topology of its own (stack/cluster-up.sh) for a test: its own data folder and ports,
  * each `PRIVATE_<variable>` from the environment when set (e.g. `PRIVATE_CLUSTER_ZK_PORT`), else a
- * free port the kernel picks, so that it never touches the development stack or its cluster.
+ * free port the kernel picks, so that it never touches the development stack or its cluster. The
+ * scripts run with `env` (the process's by default), the folder and the ports.
  */
 export class ClusterStack {
   private constructor(
     readonly dir: string,
     readonly ports: Readonly<Record<string, string>>,
+    private readonly env: NodeJS.ProcessEnv,
   ) {}
 
   static async create(name: string, env: NodeJS.ProcessEnv = process.env): Promise<ClusterStack> {
@@ -54,7 +56,7 @@ export class ClusterStack {
       taken.add(port);
       ports[variable] = port;
     }
-    return new ClusterStack(mkdtempSync(path.join(tmpdir(), `adx-${name}-cluster-`)), ports);
+    return new ClusterStack(mkdtempSync(path.join(tmpdir(), `adx-${name}-cluster-`)), ports, env);
   }
 
   /** The HTTP address of one ClickHouse node. */
@@ -133,7 +135,7 @@ export class ClusterStack {
 
   private script(script: 'cluster-up' | 'cluster-down', nodes: readonly ClusterNode[]): void {
     execFileSync('bash', [`stack/${script}.sh`, ...nodes], {
-      env: { ...process.env, STACK_DIR: this.dir, ...this.ports },
+      env: { ...this.env, STACK_DIR: this.dir, ...this.ports },
       stdio: 'pipe',
       timeout: 300_000,
     });
