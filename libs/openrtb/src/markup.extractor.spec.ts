@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   MAX_MARKUP_BYTES,
   MarkupRejection,
+  checkMarkupWith,
   extractMarkup,
   extractMarkupWith,
   type MarkupExtraction,
@@ -237,6 +238,25 @@ describe('extractMarkupWith', () => {
     NEAR_LIMIT,
     BASIC,
     '',
+    // Macros in a URL's host, user, port or scheme, or just before or after where its host ends:
+    // there a value can make a valid URL invalid, or the other way round.
+    ...(
+      [
+        ['https://${AUCTION_AD_ID}.example/', 'https://${AUCTION_AD_ID}@cdn.example/i.png'],
+        ['https://d.example:${AUCTION_PRICE}/', IMAGE],
+        ['https://d.example${AUCTION_AD_ID}?x', IMAGE],
+        ['https://d.example?${AUCTION_AD_ID}', 'https://cdn.example\\${AUCTION_AD_ID}'],
+        ['https://d.example#${AUCTION_AD_ID}', 'https://cdn.example/i.png${AUCTION_AD_ID}'],
+        ['https://d.example/${AUCTION_AD_ID}${AUCTION_AD_ID}', 'http${AUCTION_AD_ID}://cdn.example/i.png'],
+        ['https://d.example/ ${AUCTION_AD_ID}', IMAGE],
+        [CLICK, 'https://cdn.example/i.png ${AUCTION_AD_ID}'],
+        ['https:/d.example/${AUCTION_ID}', IMAGE],
+        // URLs near the length limit: over it with some values only, or over it until substituted.
+        [`https://d.example/\${AUCTION_AD_ID}?${'x'.repeat(2000)}`, IMAGE],
+        [CLICK, `https://cdn.example/\${AUCTION_AD_ID}\${AUCTION_ID}${'y'.repeat(1985)}`],
+        [`https://d.example/\${AUCTION_SEAT_ID}\${AUCTION_SEAT_ID}${'z'.repeat(2030)}`, IMAGE],
+      ] as const
+    ).map(([href, src]) => `<a href="${href}"><img src="${src}"></a>`),
   ];
 
   it('refuses as too large what only the substituted values make too large', () => {
@@ -259,6 +279,18 @@ describe('extractMarkupWith', () => {
       // Twice: the first call parses the markup, the second uses what it kept.
       expect(extractMarkupWith(markup, v)).toEqual(expected);
       expect(extractMarkupWith(markup, v)).toEqual(expected);
+    },
+  );
+
+  it.each(markups.flatMap((markup, m) => values.map((v, i) => [m, i, markup, v] as const)))(
+    'checkMarkupWith refuses what extractMarkup refuses on the substituted markup (markup %i, values %i)',
+    (_m, _i, markup, v) => {
+      const expected = extractMarkup(substituteMacros(markup, v));
+      const reason = expected.ok ? undefined : expected.reason;
+      // Both orders of first sight: the template made by either function serves the other.
+      expect(checkMarkupWith(markup, v)).toBe(reason);
+      expect(extractMarkupWith(markup, v)).toEqual(expected);
+      expect(checkMarkupWith(markup, v)).toBe(reason);
     },
   );
 });

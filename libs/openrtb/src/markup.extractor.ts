@@ -4,6 +4,7 @@ import {
   isHttpUrl,
   longestMacroValue,
   MACRO_PATTERN,
+  MAX_URL_LENGTH,
   substituteMacros,
   type MacroValues,
 } from './macro.substitution';
@@ -191,10 +192,60 @@ function countMacros(text: string): number {
   return text.match(EVERY_MACRO)?.length ?? 0;
 }
 
+/**
+ * What the validity of a URL found in a template depends on, worked out once per markup, so that a
+ * bid's markup is checked without substituting and parsing its URLs again (`checkMarkupWith`).
+ */
+enum UrlShape {
+  /** No macro: valid as it is. */
+  Valid,
+  /** No macro: invalid as it is. */
+  Invalid,
+  /**
+   * A valid URL whose macros all come after its host (in its path, query or fragment): a value,
+   * percent-encoded to letters, digits, `-._~` and `%`, cannot change how the URL parses there, nor
+   * bring in whitespace, so only its length can make it invalid.
+   */
+  ValidUnlessTooLong,
+  /** Anything else: checked with its macros substituted. */
+  Substituted,
+}
+
+/** Where the host part of an http(s) URL ends; undefined when the URL has nothing after it. */
+function authorityEnd(url: string): number | undefined {
+  const start = url.indexOf('//') + 2;
+  for (let i = start; i < url.length; i += 1) {
+    const c = url.charCodeAt(i);
+    // `/`, `?`, `#` and, in http(s) URLs, `\` end the authority (WHATWG URL's authority state).
+    if (c === 0x2f || c === 0x3f || c === 0x23 || c === 0x5c) {
+      return i;
+    }
+  }
+  return undefined;
+}
+
+function shapeOf(url: string): UrlShape {
+  const macro = url.indexOf('${');
+  if (macro < 0) {
+    return isHttpUrl(url) ? UrlShape.Valid : UrlShape.Invalid;
+  }
+  // The literal `${NAME}`s hold no whitespace or control character, and past the host the parser
+  // takes any character. A template over the length limit may come under it once substituted, and
+  // one that is invalid as it stands may become valid (a trailing space after an empty value is
+  // trimmed): both checked in full.
+  const end = /^https?:\/\//i.test(url) ? authorityEnd(url) : undefined;
+  return end !== undefined && macro > end && isHttpUrl(url)
+    ? UrlShape.ValidUnlessTooLong
+    : UrlShape.Substituted;
+}
+
 /** A markup's extraction with its macros still in place. */
 interface Template {
   /** What was found; undefined when there is no anchor around an image, whatever the macros say. */
   readonly found?: Found;
+  /** The shapes of the found anchor's and image's URLs. */
+  readonly clickShape?: UrlShape;
+  readonly imageShape?: UrlShape;
   /** How many macros the markup holds. */
   readonly macros: number;
   /** The markup's size in UTF-8 bytes, macros included. */
@@ -223,7 +274,14 @@ function templateOf(adm: string): Template | undefined {
   const macros = countMacros(adm);
   // Elements inside scripts and comments are not elements: a macro there is not counted.
   return inValues === macros
-    ? { found, macros, bytes: Buffer.byteLength(adm, 'utf8'), refused: checkMarkupText(adm) }
+    ? {
+        found,
+        clickShape: found && shapeOf(found.clickUrl),
+        imageShape: found && shapeOf(found.imageUrl),
+        macros,
+        bytes: Buffer.byteLength(adm, 'utf8'),
+        refused: checkMarkupText(adm),
+      }
     : undefined;
 }
 
@@ -240,21 +298,16 @@ function resolved(value: string, values: MacroValues): string {
  * characters, each of which encodes to at most 9 bytes (`%E2%82%AC`; a surrogate pair's two give
  * 12). The bound only decides whether the exact check must run, so it may be loose, never short.
  */
-function mayBeTooLarge(template: Template, values: MacroValues): boolean {
-  return template.bytes + template.macros * 9 * longestMacroValue(values) > MAX_MARKUP_BYTES;
+function mayBeTooLarge(template: Template, longest: number): boolean {
+  return template.bytes + template.macros * 9 * longest > MAX_MARKUP_BYTES;
 }
 
 /** Templates by markup: a DSP sends the same few creatives again and again. */
 const TEMPLATES = new Map<string, Template | null>();
 const MAX_TEMPLATES = 4096;
 
-/**
- * `extractMarkup(substituteMacros(adm, values))`, with each distinct markup parsed once: the
- * macros are substituted into the URLs found in the markup instead of into the markup. Markup
- * whose macros could change its parse (see `templateOf`) is parsed with its macros substituted,
- * every time, as `extractMarkup` would.
- */
-export function extractMarkupWith(adm: string, values: MacroValues): MarkupExtraction {
+/** The markup's template, made on its first sight; null when its macros could change its parse. */
+function templateFor(adm: string): Template | null {
   let template = TEMPLATES.get(adm);
   if (template === undefined) {
     template = templateOf(adm) ?? null;
@@ -263,16 +316,36 @@ export function extractMarkupWith(adm: string, values: MacroValues): MarkupExtra
     }
     TEMPLATES.set(adm, template);
   }
+  return template;
+}
+
+/** Why the markup with these values is refused for its text (empty, too large), if it is. */
+function refusedWith(
+  template: Template,
+  adm: string,
+  values: MacroValues,
+  longest: number,
+): MarkupRejection | undefined {
+  // Without macros the markup is what it was; with some, it holds an element, so is not empty.
+  return template.macros === 0
+    ? template.refused
+    : mayBeTooLarge(template, longest)
+      ? checkMarkupText(substituteMacros(adm, values))
+      : undefined;
+}
+
+/**
+ * `extractMarkup(substituteMacros(adm, values))`, with each distinct markup parsed once: the
+ * macros are substituted into the URLs found in the markup instead of into the markup. Markup
+ * whose macros could change its parse (see `templateOf`) is parsed with its macros substituted,
+ * every time, as `extractMarkup` would.
+ */
+export function extractMarkupWith(adm: string, values: MacroValues): MarkupExtraction {
+  const template = templateFor(adm);
   if (template === null) {
     return extractMarkup(substituteMacros(adm, values));
   }
-  // Without macros the markup is what it was; with some, it holds an element, so is not empty.
-  const refused =
-    template.macros === 0
-      ? template.refused
-      : mayBeTooLarge(template, values)
-        ? checkMarkupText(substituteMacros(adm, values))
-        : undefined;
+  const refused = refusedWith(template, adm, values, longestMacroValue(values));
   if (refused) {
     return { ok: false, reason: refused };
   }
@@ -285,4 +358,57 @@ export function extractMarkupWith(adm: string, values: MacroValues): MarkupExtra
     imageUrl: resolved(found.imageUrl, values),
     otherImages: found.otherImages.map((src) => resolved(src, values)),
   });
+}
+
+/** Whether a URL of the template is valid with the macros substituted. */
+function holds(url: string, shape: UrlShape, values: MacroValues, longest: number): boolean {
+  switch (shape) {
+    case UrlShape.Valid:
+      return true;
+    case UrlShape.Invalid:
+      return false;
+    case UrlShape.ValidUnlessTooLong: {
+      // Each `${` may be a macro, whose value encodes to at most 9 characters a character.
+      let macros = 0;
+      for (let at = url.indexOf('${'); at >= 0; at = url.indexOf('${', at + 2)) {
+        macros += 1;
+      }
+      if (url.length + macros * 9 * longest <= MAX_URL_LENGTH) {
+        return true;
+      }
+      return isHttpUrl(resolved(url, values));
+    }
+    case UrlShape.Substituted:
+      return isHttpUrl(resolved(url, values));
+  }
+}
+
+/**
+ * Why `extractMarkupWith(adm, values)` refuses the markup, or undefined when it serves it, without
+ * substituting into and parsing the URLs of a markup seen before when their macros cannot change
+ * their validity (`UrlShape`): what an auction asks of every bid, the URLs themselves being needed
+ * of its winner only.
+ */
+export function checkMarkupWith(adm: string, values: MacroValues): MarkupRejection | undefined {
+  const template = templateFor(adm);
+  if (template === null) {
+    const extraction = extractMarkup(substituteMacros(adm, values));
+    return extraction.ok ? undefined : extraction.reason;
+  }
+  const longest = longestMacroValue(values);
+  const refused = refusedWith(template, adm, values, longest);
+  if (refused) {
+    return refused;
+  }
+  const { found, clickShape, imageShape } = template;
+  if (!found || clickShape === undefined || imageShape === undefined) {
+    return MarkupRejection.NoAnchorWithImage;
+  }
+  if (!holds(found.clickUrl, clickShape, values, longest)) {
+    return MarkupRejection.InvalidClickUrl;
+  }
+  if (!holds(found.imageUrl, imageShape, values, longest)) {
+    return MarkupRejection.InvalidImageUrl;
+  }
+  return undefined;
 }

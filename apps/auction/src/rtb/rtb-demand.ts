@@ -3,7 +3,7 @@ import type { BidStatus } from '@app/events';
 import {
   BidRejectionReason,
   cpmToMicros,
-  extractMarkupWith,
+  checkMarkupWith,
   validateBidResponse,
   validateNativeMarkup,
   type AcceptedBid,
@@ -198,7 +198,7 @@ export class RtbDemand {
       if (!native.ok) {
         return native.reason;
       }
-    } else if (!extractMarkupWith(adm, macros).ok) {
+    } else if (checkMarkupWith(adm, macros) !== undefined) {
       return BidRejectionReason.InvalidMarkup;
     }
     const deal = imp.pmp?.deals?.find((d) => d.id === accepted.dealId);
