@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** What a roadblock's reservation serves in one slot of the open. */
 export interface OpenPlanEntry {
@@ -53,9 +53,7 @@ export type OpenOutcome =
 
 /** The open's key: a digest of publisher, placement and reader (readers' ids stay out of key names). */
 export function openKey(publisherId: string, placementId: string, readerKey: string): string {
-  const digest = createHash('sha256')
-    .update(`${publisherId}\n${placementId}\n${readerKey}`)
-    .digest('base64url');
+  const digest = hash('sha256', `${publisherId}\n${placementId}\n${readerKey}`, 'base64url');
   return `open:${digest.slice(0, 22)}`;
 }
 
