@@ -210,7 +210,8 @@ interface Context {
 
 type Outcome = { accepted: AcceptedBid } | { rejected: RejectedBid };
 
-function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Context): Outcome {
+/** `s` and `b`: the bid's place in the answer, written into a rejection's detail (only then). */
+function checkBid(raw: unknown, seat: string | undefined, s: number, b: number, ctx: Context): Outcome {
   const bid = isObject(raw) ? raw : undefined;
   const id = typeof bid?.id === 'string' && bid.id !== '' ? bid.id : undefined;
   const impid = typeof bid?.impid === 'string' ? bid.impid : undefined;
@@ -224,7 +225,7 @@ function checkBid(raw: unknown, seat: string | undefined, where: string, ctx: Co
       seat,
       impid,
       reason,
-      detail: `${where}: ${detail}`,
+      detail: `seatbid[${s}].bid[${b}]: ${detail}`,
       bid,
       responseBidId: ctx.responseBidId,
       ...more,
@@ -448,7 +449,7 @@ export function validateBidResponse(input: BidResponseInput): BidResponseValidat
     }
     for (const [b, raw] of (seatbid.bid as unknown[]).entries()) {
       bids += 1;
-      const outcome = checkBid(raw, seat, `${where}.bid[${b}]`, ctx);
+      const outcome = checkBid(raw, seat, s, b, ctx);
       if ('accepted' in outcome) {
         accepted.push(outcome.accepted);
       } else {
