@@ -174,6 +174,12 @@ export class KafkaEventBus implements EventBus {
         idempotent: true,
         maxInFlightRequests: 1,
         allowAutoTopicCreation: false,
+        // Without end, as kafkajs's idempotent producer has it by default, but never more than
+        // 0.5 s apart (the client's 2 s otherwise): a send to a dead broker's partition fails at
+        // once and waits for the next try, and kafkajs reads the new leader only after a failed
+        // try, so up to two gaps were lost once the controller had moved the partition
+        // (docs/distributed.md#broker-failover). A try is a refused connect and a metadata request.
+        retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 500 },
       }),
     );
     this.admin = this.kafka.admin();

@@ -1,5 +1,5 @@
 import { type Catalog, loadCatalog } from '@app/catalog';
-import { InProcessEventBus, KafkaEventBus, type EventBus } from '@app/events';
+import { InProcessEventBus, KafkaEventBus, type EventBus, type KafkaBusOptions } from '@app/events';
 import { openReportStore, parseShards, type ReportStore } from '@app/report-store';
 import { MemoryStateStore, RedisStateStore, type StateStore } from '@app/state-store';
 import type { BaseSettings, StoreSettings } from '@app/config';
@@ -56,8 +56,17 @@ export function eventBusFrom(
   if (!settings.KAFKA_BROKERS) {
     return new InProcessEventBus();
   }
-  return new KafkaEventBus({
-    brokers: settings.KAFKA_BROKERS.split(','),
+  return new KafkaEventBus(kafkaBusOptions(settings, onWarning, onConsumerStopped));
+}
+
+/** The Kafka event bus's options from the apps' variables (KAFKA_BROKERS set). */
+export function kafkaBusOptions(
+  settings: BaseSettings,
+  onWarning?: (message: string) => void,
+  onConsumerStopped?: (error: Error) => void,
+): KafkaBusOptions {
+  return {
+    brokers: (settings.KAFKA_BROKERS ?? '').split(','),
     clientId: settings.KAFKA_CLIENT_ID,
     topicPrefix: settings.KAFKA_TOPIC_PREFIX,
     partitions: settings.KAFKA_PARTITIONS,
@@ -71,7 +80,7 @@ export function eventBusFrom(
     producers: settings.KAFKA_PRODUCERS,
     onWarning,
     onConsumerStopped,
-  });
+  };
 }
 
 export function stateStoreFrom(settings: BaseSettings): StateStore {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ClickHouseReportStore, ClickHouseStoreOptions } from '@app/report-store';
@@ -122,6 +122,55 @@ export class ClusterStack {
   kill(node: ClusterNode): void {
     const pidFile = path.join(this.dir, 'cluster', node, `${node.replace(/\d$/, '')}.pid`);
     process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGKILL');
+  }
+
+  /**
+   * The brokers the active controller fenced for a session timed out, and when (ms since the epoch),
+   * as the brokers' logs say (stack/kafka-cluster-log4j.properties keeps ReplicationControlManager at
+   * INFO). A fence of a broker that was not killed is a live broker taken for dead: a session too
+   * short for the machine.
+   */
+  kafkaFences(): { broker: number; at: number; line: string }[] {
+    const fences: { broker: number; at: number; line: string }[] = [];
+    for (const n of CLUSTER_KAFKA_NODES) {
+      for (const line of this.kafkaLogLines(n)) {
+        const fence = /^\[(\S+) (\S+)\] INFO .*Fencing broker (\d+) because its session has timed out/.exec(
+          line,
+        );
+        if (fence) {
+          // log4j's %d, in the JVM's zone: UTC on our machines.
+          const at = Date.parse(`${fence[1]}T${fence[2].replace(',', '.')}Z`);
+          fences.push({ broker: Number(fence[3]), at, line });
+        }
+      }
+    }
+    return fences;
+  }
+
+  /**
+   * The broker that is the active KRaft controller now: the one that last logged becoming it (the
+   * highest epoch; stack/kafka-cluster-log4j.properties keeps QuorumController at INFO). Killing it
+   * costs an election before the dead broker can be fenced.
+   */
+  kafkaActiveController(): number | undefined {
+    let active: { broker: number; epoch: number } | undefined;
+    for (const n of CLUSTER_KAFKA_NODES) {
+      for (const line of this.kafkaLogLines(n)) {
+        const claim = /Becoming the active controller at epoch (\d+)/.exec(line);
+        if (claim && (!active || Number(claim[1]) > active.epoch)) {
+          active = { broker: n, epoch: Number(claim[1]) };
+        }
+      }
+    }
+    return active?.broker;
+  }
+
+  /** The lines of a broker's log, this life's and the one before (a restart moves server.log to server.log.prev). */
+  private kafkaLogLines(node: (typeof CLUSTER_KAFKA_NODES)[number]): string[] {
+    return ['server.log.prev', 'server.log'].flatMap((file) => {
+      const at = path.join(this.dir, 'cluster', `kafka${node}`, 'log', file);
+      return existsSync(at) ? readFileSync(at, 'utf8').split('\n') : [];
+    });
   }
 
   /** Stops every node and removes the data folder. */
