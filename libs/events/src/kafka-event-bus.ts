@@ -38,8 +38,8 @@ export interface KafkaBusOptions {
   readonly replicationFactor?: number;
   /**
    * The topics' `min.insync.replicas`: the copies that must hold a record before Kafka acknowledges it
-   * to the producers' `acks: -1`, so a write is refused (and spooled) rather than acknowledged by
-   * fewer. At most `replicationFactor`; by default one less than it (at least 1): a broker of three
+   * to the producers' `acks: -1`, so a write is refused (and tried again, held in memory until
+   * enough replicas are back or `close()` spools it) rather than acknowledged by fewer. At most `replicationFactor`; by default one less than it (at least 1): a broker of three
    * may be lost without refusing a write, and an acknowledged record is on two brokers at least.
    */
   readonly minInsyncReplicas?: number;
