@@ -10,3 +10,4 @@ export * from './spool-exception';
 export * from './fnv1a';
 export * from './kafka-consumer-fence';
 export * from './event.scanner';
+export * from './settled-within';

@@ -18,6 +18,7 @@ import type {
   Subscription,
 } from './event-bus.port';
 import type { SpoolEntry } from './event-spool';
+import { settledWithin } from './settled-within';
 import { SpoolDirectory } from './spool-directory';
 import { ConsumerFence, membershipLost, timingsAccepted, type ConsumerTimings } from './kafka-consumer-fence';
 import { frameRequests, unframe } from './kafka-frame';
@@ -39,8 +40,9 @@ export interface KafkaBusOptions {
   /**
    * The topics' `min.insync.replicas`: the copies that must hold a record before Kafka acknowledges it
    * to the producers' `acks: -1`, so a write is refused (and tried again, held in memory until
-   * enough replicas are back or `close()` spools it) rather than acknowledged by fewer. At most `replicationFactor`; by default one less than it (at least 1): a broker of three
-   * may be lost without refusing a write, and an acknowledged record is on two brokers at least.
+   * enough replicas are back or `close()` spools it) rather than acknowledged by fewer. At most
+   * `replicationFactor`; by default one less than it (at least 1): a broker of three may be lost
+   * without refusing a write, and an acknowledged record is on two brokers at least.
    */
   readonly minInsyncReplicas?: number;
   /** Where events wait while Kafka is unreachable; replayed in order when it returns. */
@@ -389,14 +391,7 @@ export class KafkaEventBus implements EventBus {
     }
     await Promise.all(this.consumers.map((c) => c.disconnect().catch(() => undefined)));
     const waitMs = this.options.closeTimeoutMs ?? 3_000;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.deliverHeld(),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, waitMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    await settledWithin(this.deliverHeld(), waitMs);
     this.stopped = true;
     const out = [...this.flights].filter((flight) => !flight.spooled);
     await Promise.allSettled(

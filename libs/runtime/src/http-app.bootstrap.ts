@@ -29,9 +29,10 @@ export interface HttpAppOptions {
  * a client that pauses a few seconds, and the client opens them again when its traffic rises: in
  * the auction's open-loop benchmark at twice the saturating rate, those reopenings put up to
  * 240-1,650 ms before the process read the requests, in the seconds they happened (client p99
- * 146-347 ms, against 123-145 ms with this; BENCHMARKS.md). It is longer than the idle timeouts of common load balancers
- * (60 s), so that the proxy in front, not this server, closes an idle connection: the server
- * closing it first races a request the proxy is sending on it, which then fails.
+ * 146-347 ms, against 123-145 ms with this; BENCHMARKS.md). It is longer than the idle timeouts
+ * of common load balancers (60 s), so that the proxy in front, not this server, closes an idle
+ * connection: the server closing it first races a request the proxy is sending on it, which then
+ * fails.
  */
 const KEEP_ALIVE_MS = 65_000;
 

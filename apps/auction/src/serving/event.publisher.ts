@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { EVENT_BUS, TOPIC_BY_TYPE, type EventBus, type OutgoingMessage } from '@app/events';
+import { EVENT_BUS, TOPIC_BY_TYPE, settledWithin, type EventBus, type OutgoingMessage } from '@app/events';
 import { eventPublishFailures, eventsInFlight } from '@app/observability';
 import type { EncodedEvent } from '../core/auction-events';
 
@@ -82,8 +82,8 @@ export class EventPublisher implements OnApplicationShutdown {
    * bus's `close()`, which comes next, delivers it or spools it, in bounded time either way.
    */
   async onApplicationShutdown(): Promise<void> {
-    await within(Promise.allSettled([...this.serving]), SHUTDOWN_WAIT_MS);
-    if (!(await within(this.flush(), SHUTDOWN_FLUSH_MS))) {
+    await settledWithin(Promise.allSettled([...this.serving]), SHUTDOWN_WAIT_MS);
+    if (!(await settledWithin(this.flush(), SHUTDOWN_FLUSH_MS))) {
       const left = this.buffered;
       this.send(true);
       this.logger.warn(
@@ -125,20 +125,4 @@ export class EventPublisher implements OnApplicationShutdown {
       this.sending.add(sent);
     }
   }
-}
-
-/** Whether `work` settled within `ms` (it goes on either way). */
-async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const settled = await Promise.race([
-    work.then(
-      () => true,
-      () => true,
-    ),
-    new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
-    }),
-  ]);
-  clearTimeout(timer);
-  return settled;
 }
